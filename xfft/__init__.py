@@ -1,0 +1,46 @@
+"""xfft: distributed (slab and pencil) FFTs on sharded JAX arrays that never gather the global array.
+
+Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :func:`ixrfft3d` and the n-dim
+:func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`),
+sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`.
+"""
+
+from ._fft import ixfft3d as ixfft3d
+from ._fft import ixfftn as ixfftn
+from ._fft import ixrfft3d as ixrfft3d
+from ._fft import ixrfftn as ixrfftn
+from ._fft import xfft3d as xfft3d
+from ._fft import xfftn as xfftn
+from ._fft import xrfft3d as xrfft3d
+from ._fft import xrfftn as xrfftn
+from ._grid import make_mesh as make_mesh
+from ._grid import real_sharding as real_sharding
+from ._grid import spectral_sharding as spectral_sharding
+from ._grid import wavenumbers as wavenumbers
+from ._grid import xmeshgrid as xmeshgrid
+from ._roll import xroll as xroll
+from .backends import available_backends as available_backends
+from .backends import default_backend as default_backend
+from .backends import use_backend as use_backend
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "available_backends",
+    "default_backend",
+    "use_backend",
+    "ixfft3d",
+    "ixfftn",
+    "ixrfft3d",
+    "ixrfftn",
+    "make_mesh",
+    "real_sharding",
+    "spectral_sharding",
+    "wavenumbers",
+    "xfft3d",
+    "xfftn",
+    "xmeshgrid",
+    "xrfft3d",
+    "xrfftn",
+    "xroll",
+]

@@ -1,0 +1,274 @@
+"""Layouts and transform plans: which mesh axes shard which array axes, and how a transform moves them.
+
+A *layout* is a tuple with one entry per array axis; each entry is a tuple of mesh-axis names (major to minor)
+that shard that array axis, exactly like a ``PartitionSpec`` written out in full. A *plan* is the sequence of
+local FFT stages and all-to-all moves that transforms every requested array axis; it is computed from static
+information only (global shape, layout, mesh-axis sizes), so it is made once per trace.
+
+Planning rule (forward): transform every axis that is local; then, for each sharded transform axis (last
+first), move its mesh axes onto another transform axis with one all-to-all and transform it. The target is
+chosen to keep the output evenly divisible (JAX arrays cannot be sharded unevenly); when no target divides,
+the data is padded for the move and moved back after the transform (one extra all-to-all). Slab inputs need
+1 all-to-all and pencil inputs 2.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from jax.sharding import PartitionSpec
+
+Layout = tuple[tuple[str, ...], ...]
+MeshSizes = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Fft:
+    """Local complex FFT (or inverse) over ``axes``."""
+
+    axes: tuple[int, ...]
+    inverse: bool = False
+
+
+@dataclass(frozen=True)
+class Rfft:
+    """Local real-to-complex FFT along ``axis`` (inverse: complex-to-real of length ``n``)."""
+
+    axis: int
+    n: int
+    inverse: bool = False
+
+
+@dataclass(frozen=True)
+class Move:
+    """All-to-all over ``mesh_axes``: split array axis ``dst``, gather array axis ``src``.
+
+    ``src_len`` is the true local length of ``src`` afterwards (anything past it is padding to drop);
+    ``dst_len`` is the true local length of ``dst`` before the move (needed to invert the move).
+    """
+
+    mesh_axes: tuple[str, ...]
+    src: int
+    dst: int
+    src_len: int
+    dst_len: int
+
+    def inverted(self) -> Move:
+        return Move(self.mesh_axes, self.dst, self.src, self.dst_len, self.src_len)
+
+
+Step = Fft | Rfft | Move
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A transform plan: input layout, steps, output layout and output global shape."""
+
+    in_layout: Layout
+    steps: tuple[Step, ...]
+    out_layout: Layout
+    out_shape: tuple[int, ...]
+
+    @property
+    def num_all_to_all(self) -> int:
+        return sum(isinstance(s, Move) for s in self.steps)
+
+    def inverted(self) -> Plan:
+        steps = []
+        for s in reversed(self.steps):
+            if isinstance(s, Move):
+                steps.append(s.inverted())
+            elif isinstance(s, Rfft):
+                steps.append(Rfft(s.axis, s.n, not s.inverse))
+            else:
+                steps.append(Fft(s.axes, not s.inverse))
+        return Plan(self.out_layout, tuple(steps), self.in_layout, ())
+
+
+def spec_to_layout(spec: PartitionSpec, ndim: int) -> Layout:
+    """Expand a PartitionSpec into a layout of length ``ndim``."""
+    entries = tuple(spec) + (None,) * (ndim - len(tuple(spec)))
+    if len(entries) > ndim:
+        raise ValueError(f"PartitionSpec {spec} has more entries than the array has axes ({ndim})")
+    out = []
+    for e in entries:
+        if e is None or e == PartitionSpec.UNCONSTRAINED:
+            out.append(())
+        elif isinstance(e, str):
+            out.append((e,))
+        else:
+            out.append(tuple(e))
+    return tuple(out)
+
+
+def layout_to_spec(layout: Layout) -> PartitionSpec:
+    """Inverse of :func:`spec_to_layout` (single axes written as plain names)."""
+    return PartitionSpec(*[None if not g else (g[0] if len(g) == 1 else g) for g in layout])
+
+
+def _size(group: tuple[str, ...], sizes: dict[str, int]) -> int:
+    return math.prod(sizes[a] for a in group)
+
+
+def _check_even(shape: tuple[int, ...], layout: Layout, sizes: dict[str, int]) -> None:
+    for ax, (n, g) in enumerate(zip(shape, layout)):
+        if n % _size(g, sizes):
+            raise ValueError(
+                f"array axis {ax} of size {n} cannot be split evenly over mesh axes {g} "
+                f"({_size(g, sizes)} devices): the mesh has more devices than this axis has planes "
+                "or does not divide it"
+            )
+
+
+def _stack(existing: tuple[str, ...], group: tuple[str, ...], sizes: dict[str, int]) -> tuple[str, ...]:
+    """Mesh axes of an array axis after ``group`` arrives (as minor axes, ahead of size-1 axes)."""
+    big = tuple(a for a in existing if sizes[a] > 1)
+    return big + group + tuple(a for a in existing if sizes[a] == 1)
+
+
+@lru_cache(maxsize=512)
+def plan_forward(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
+                 real: bool) -> Plan:
+    """Plan a forward transform over ``axes`` (the last one is the half-spectrum axis if ``real``)."""
+    sizes = dict(mesh_sizes)
+    _check_even(shape, layout, sizes)
+    state = [tuple(g) for g in layout]
+    shp = list(shape)
+    steps: list[Step] = []
+    done: set[int] = set()
+
+    def eff(d: int) -> int:
+        return _size(state[d], sizes)
+
+    def local_len(d: int) -> int:
+        return shp[d] // eff(d)
+
+    def movable(d: int) -> tuple[str, ...]:
+        return tuple(a for a in state[d] if sizes[a] > 1)
+
+    def choose_target(d: int, p: int, allow_pad: bool) -> int | None:
+        cands = []
+        for t in axes:
+            if t == d:
+                continue
+            divisible = local_len(t) % p == 0
+            if not divisible and not allow_pad:
+                continue
+            cands.append(((not divisible, t not in done, eff(t) > 1, abs(t - d), t), t))
+        return min(cands)[1] if cands else None
+
+    def move(d: int, t: int) -> bool:
+        g = movable(d)
+        p = _size(g, sizes)
+        pad = local_len(t) % p != 0
+        dst_len = local_len(t)
+        state[d] = tuple(a for a in state[d] if a not in g)
+        state[t] = _stack(state[t], g, sizes)
+        steps.append(Move(g, d, t, local_len(d), dst_len))
+        return pad
+
+    n_sharded = sum(eff(d) > 1 for d in axes)
+    if n_sharded and n_sharded >= len(axes):
+        raise ValueError(
+            f"layout {layout_to_spec(layout)} shards all {len(axes)} transformed axes {axes}; a distributed "
+            "transform needs at least one of them unsharded (shard at most ndim-1 transformed axes, or put "
+            "several mesh axes on one array axis, e.g. P(('x', 'y')))"
+        )
+
+    if real:
+        r = axes[-1]
+        if eff(r) > 1:
+            t = choose_target(r, eff(r), allow_pad=False)
+            if t is None:
+                raise ValueError(
+                    f"the real-to-complex axis {r} is sharded over {eff(r)} devices and no other transformed "
+                    f"axis of shape {tuple(shape)} can take that sharding evenly"
+                )
+            move(r, t)
+        steps.append(Rfft(r, shp[r]))
+        shp[r] = shp[r] // 2 + 1
+        done.add(r)
+    local = tuple(d for d in axes if d not in done and eff(d) == 1)
+    if local:
+        steps.append(Fft(local))
+        done.update(local)
+    while len(done) < len(axes):
+        d = max(d for d in axes if d not in done)
+        t = choose_target(d, eff(d), allow_pad=True)
+        assert t is not None
+        padded = move(d, t)
+        steps.append(Fft((d,)))
+        done.add(d)
+        if padded:
+            # Uneven target: bring the mesh axes back to ``d`` (now transformed) so the output stays even.
+            g = steps[-2].mesh_axes
+            dst_len = local_len(d)
+            state[t] = tuple(a for a in state[t] if a not in g)
+            state[d] = _stack(state[d], g, sizes)
+            steps.append(Move(g, t, d, local_len(t), dst_len))
+    return Plan(tuple(layout), tuple(steps), tuple(state), tuple(shp))
+
+
+def canonical_layout(shape: tuple[int, ...], axes: tuple[int, ...], mesh_sizes: MeshSizes) -> Layout:
+    """The layout xfft picks when it cannot see the input's sharding (Auto mesh under ``jax.jit``).
+
+    Mesh axes (in mesh order, size-1 axes skipped) go to the leading transformed axes, one each, skipping axes
+    they do not divide and keeping the last transformed axis unsharded if possible; extra mesh axes stack on an
+    already sharded axis. Raises ``ValueError`` when the grid cannot be split evenly.
+    """
+    sizes = dict(mesh_sizes)
+    layout: list[tuple[str, ...]] = [() for _ in shape]
+    slots = list(axes[:-1]) + [axes[-1]]
+    for a in (a for a, n in mesh_sizes if n > 1):
+        # First slot that stays even, preferring unsharded ones; the last transformed axis only as a last resort.
+        ok = [d for d in slots if (shape[d] // _size(layout[d], sizes)) % sizes[a] == 0]
+        if not ok:
+            raise ValueError(
+                f"grid of shape {tuple(shape)} cannot be split over mesh axis {a!r} ({sizes[a]} devices) along "
+                f"any of the transformed axes {axes}: the mesh has more devices than the grid has planes"
+            )
+        free = [d for d in ok if not layout[d]]
+        if sum(not layout[d] for d in axes) <= 1:
+            free = []  # keep one transformed axis unsharded: stack on a sharded axis instead
+        stacked = [d for d in ok if layout[d]]
+        if not (free or stacked):
+            raise ValueError(f"grid of shape {tuple(shape)} cannot hold mesh axis {a!r} ({sizes[a]} devices) "
+                             f"while keeping one of the transformed axes {axes} unsharded")
+        d = (free or stacked)[0]
+        layout[d] = layout[d] + (a,)
+    out = tuple(layout)
+    _check_even(shape, out, sizes)
+    return out
+
+
+@lru_cache(maxsize=512)
+def plan_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
+                 real: bool) -> Plan | None:
+    """Plan the inverse whose forward maps some real layout of ``shape`` onto ``spec_layout``.
+
+    ``shape`` is the real-space (output) shape. Returns None if no real layout's forward plan ends in
+    ``spec_layout``; among several, the one with fewest all-to-alls (then the most natural spec) wins.
+    """
+    sizes = dict(mesh_sizes)
+    names = tuple(a for d in axes for a in spec_layout[d] if sizes[a] > 1)
+    fixed = [tuple(a for a in g if sizes[a] == 1) if d in axes else g for d, g in enumerate(spec_layout)]
+    best = None
+    for perm in itertools.permutations(names):
+        for assign in itertools.product(axes, repeat=len(names)):
+            cand = [list(g) for g in fixed]
+            for a, d in zip(perm, assign):
+                cand[d].append(a)
+            layout = tuple(tuple(g) for g in cand)
+            try:
+                fwd = plan_forward(shape, layout, axes, mesh_sizes, real)
+            except ValueError:
+                continue
+            if fwd.out_layout != tuple(spec_layout):
+                continue
+            key = (fwd.num_all_to_all, [[-len(g)] for g in layout], perm)
+            if best is None or key < best[0]:
+                best = (key, fwd)
+    return None if best is None else best[1].inverted()
