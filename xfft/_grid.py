@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+from jax.sharding import AxisType, Mesh, NamedSharding
 
 from ._layout import canonical_layout, layout_to_spec, plan_forward, spec_to_layout
 

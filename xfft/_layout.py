@@ -250,7 +250,8 @@ def plan_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, .
     """Plan the inverse whose forward maps some real layout of ``shape`` onto ``spec_layout``.
 
     ``shape`` is the real-space (output) shape. Returns None if no real layout's forward plan ends in
-    ``spec_layout``; among several, the one with fewest all-to-alls (then the most natural spec) wins.
+    ``spec_layout``; among several, the one that shards most array axes, then the one with fewest
+    all-to-alls, then the one sharding leading axes wins.
     """
     sizes = dict(mesh_sizes)
     names = tuple(a for d in axes for a in spec_layout[d] if sizes[a] > 1)
@@ -268,7 +269,10 @@ def plan_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, .
                 continue
             if fwd.out_layout != tuple(spec_layout):
                 continue
-            key = (fwd.num_all_to_all, [[-len(g)] for g in layout], perm)
+            # Prefer one array axis per mesh axis (a pencil over a stacked slab: r2c pencil P('x', 'y') and
+            # slab P(('x', 'y')) share a spectral layout), then fewer all-to-alls, then leading axes.
+            n_sharded = sum(_size(g, sizes) > 1 for g in layout)
+            key = (-n_sharded, fwd.num_all_to_all, [[-len(g)] for g in layout], perm)
             if best is None or key < best[0]:
                 best = (key, fwd)
     return None if best is None else best[1].inverted()

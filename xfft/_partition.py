@@ -15,13 +15,24 @@ Explicit and Auto meshes alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 
-from ._layout import Fft, Layout, MeshSizes, Move, Plan, Rfft, canonical_layout, layout_to_spec, spec_to_layout
+from ._layout import (
+    Fft,
+    Layout,
+    MeshSizes,
+    Move,
+    Plan,
+    Rfft,
+    canonical_layout,
+    layout_to_spec,
+    spec_to_layout,
+)
 
 
 @dataclass(frozen=True)
@@ -109,10 +120,14 @@ def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
 def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str) -> jax.Array:
     """Run ``plan`` on the global array ``x`` over ``pl.mesh``; the output has layout ``plan.out_layout``."""
     x = _constrain(x, pl, plan.in_layout)
-    if not any(isinstance(s, Move) for s in plan.steps):
-        # Nothing crosses devices: XLA partitions local FFTs over unsharded axes by itself.
-        return run_local(x, plan, norm, {})
-    sizes = dict(pl.mesh_sizes)
+    # Even without moves the local FFTs go through shard_map: XLA's own partitioning of an FFT may gather.
+    return _sharded(plan, pl.mesh, norm)(x)
+
+
+@lru_cache(maxsize=256)
+def _sharded(plan: Plan, mesh, norm: str):
+    """The jitted shard_map program for ``plan`` (cached: eager calls do not retrace; under jit it inlines)."""
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
     body = lambda b: run_local(b, plan, norm, sizes)  # noqa: E731
-    return jax.shard_map(body, mesh=pl.mesh, in_specs=layout_to_spec(plan.in_layout),
-                         out_specs=layout_to_spec(plan.out_layout), check_vma=False)(x)
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=layout_to_spec(plan.in_layout),
+                                 out_specs=layout_to_spec(plan.out_layout), check_vma=False))

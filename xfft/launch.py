@@ -1,0 +1,255 @@
+"""Local multi-process launcher: ``python -m xfft.launch -n 4 --devices-per-process 2 script.py [args]``.
+
+Runs N copies of a script on this machine, the way ``srun`` would on a cluster, for laptops, notebooks and
+CI: it picks a free coordinator port, starts the processes with the ``XFFT_*`` variables that
+:func:`xfft.distributed.initialize` reads, prefixes every output line with ``[rank i]``, and fails fast:
+the first process that exits non-zero (or dies from a signal) ends all the others and the launcher exits
+with that process's code, naming its rank. A hard deadline (``--timeout``) ends a run that hangs.
+
+Exit codes: 0 when every rank exits 0; the first failing rank's code (``128 + signal`` for a signal);
+124 when the deadline passes; 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import IO
+
+__all__ = ["free_port", "launch", "main", "rank_env"]
+
+TIMEOUT_EXIT = 124
+INTERRUPT_EXIT = 130
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def rank_env(rank: int, nprocs: int, coordinator: str, devices_per_process: int | None, platform: str,
+             base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment of rank ``rank``: ``base`` plus the ``XFFT_*`` variables for :func:`xfft.distributed.initialize`.
+
+    On ``platform="cpu"`` each process gets ``devices_per_process`` CPU devices (``XFFT_CPU_DEVICES`` and the
+    matching ``--xla_force_host_platform_device_count`` for scripts that call ``jax.distributed`` directly);
+    on ``"gpu"`` it gets the GPUs ``[rank * k, (rank + 1) * k)`` (``XFFT_LOCAL_DEVICE_IDS``).
+    """
+    env = dict(os.environ if base is None else base)
+    env.update(XFFT_COORDINATOR_ADDRESS=coordinator, XFFT_NUM_PROCESSES=str(nprocs), XFFT_PROCESS_ID=str(rank),
+               XFFT_LAUNCHED="1", PYTHONUNBUFFERED="1")
+    if platform == "cpu":
+        env["JAX_PLATFORMS"] = "cpu"
+        if devices_per_process is not None:
+            env["XFFT_CPU_DEVICES"] = str(devices_per_process)
+            flags = re.sub(r"--xla_force_host_platform_device_count=\S*", "", env.get("XLA_FLAGS", "")).split()
+            env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={devices_per_process}"])
+    elif platform == "gpu" and devices_per_process is not None:
+        ids = range(rank * devices_per_process, (rank + 1) * devices_per_process)
+        env["XFFT_LOCAL_DEVICE_IDS"] = ",".join(map(str, ids))
+    return env
+
+
+def _describe(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _exit_status(code: int) -> int:
+    return 128 + (-code) if code < 0 else code
+
+
+def _pump(stream: IO[bytes], rank: int, out: IO[str] | None, lock: threading.Lock) -> None:
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace").rstrip("\n")
+        with lock:
+            target = out if out is not None else sys.stdout
+            target.write(f"[rank {rank}] {line}\n")
+            target.flush()
+    stream.close()
+
+
+def _kill_group(proc: subprocess.Popen, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_per_process: int | None = 1,
+           timeout: float = 600.0, module: bool = False, platform: str = "cpu", python: str | None = None,
+           env: Mapping[str, str] | None = None, grace_s: float = 2.0, stdout: IO[str] | None = None,
+           stderr: IO[str] | None = None) -> int:
+    """Run ``nprocs`` processes of ``script`` on this machine and return the run's exit code.
+
+    Args:
+      script: path of a Python script (or a module name with ``module=True``).
+      args: arguments passed to every process.
+      nprocs: number of processes.
+      devices_per_process: CPU devices per process (``platform="cpu"``) or GPUs per process (``"gpu"``);
+        None leaves the device setup to the environment.
+      timeout: hard deadline in seconds for the whole run; then every process is killed (exit code 124).
+      module: run ``python -m script`` instead of a file.
+      platform: ``"cpu"`` (sets ``JAX_PLATFORMS=cpu``), ``"gpu"`` or ``"any"`` (leave platform alone).
+      python: interpreter (default: this one).
+      env: base environment (default: ``os.environ``).
+      grace_s: seconds between SIGTERM and SIGKILL when stopping the other ranks.
+      stdout, stderr: where the prefixed output goes (default: the current ``sys.stdout``/``sys.stderr``,
+        so it works in notebooks).
+
+    Returns:
+      0 if every rank exited 0; else the first failing rank's exit status (``128 + signal`` for a
+      signal), 124 on timeout, 130 if interrupted.
+
+    Raises:
+      TypeError, ValueError: bad arguments (for example a script that does not exist).
+    """
+    if isinstance(nprocs, bool) or not isinstance(nprocs, int) or nprocs < 1:
+        raise ValueError(f"nprocs must be a positive int, got {nprocs!r}")
+    if devices_per_process is not None and (isinstance(devices_per_process, bool)
+                                            or not isinstance(devices_per_process, int) or devices_per_process < 1):
+        raise ValueError(f"devices_per_process must be a positive int or None, got {devices_per_process!r}")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if platform not in ("cpu", "gpu", "any"):
+        raise ValueError(f"platform must be 'cpu', 'gpu' or 'any', got {platform!r}")
+    if not isinstance(script, str) or not script:
+        raise TypeError(f"script must be a non-empty string, got {script!r}")
+    if not module and not os.path.isfile(script):
+        raise ValueError(f"script {script!r} does not exist (use module=True / -m for a module)")
+    if isinstance(args, str):
+        raise TypeError("args must be a sequence of strings, not one string")
+    err = stderr if stderr is not None else sys.stderr
+
+    def say(msg: str) -> None:
+        with lock:
+            err.write(f"xfft.launch: {msg}\n")
+            err.flush()
+
+    cmd = [python or sys.executable, "-u"] + (["-m", script] if module else [script]) + [str(a) for a in args]
+    coordinator = f"127.0.0.1:{free_port()}"
+    lock = threading.Lock()
+    events: queue.Queue[tuple[int, int, float]] = queue.Queue()
+    procs: list[subprocess.Popen] = []
+    pumps: list[threading.Thread] = []
+    start = time.monotonic()
+
+    def waiter(rank: int, proc: subprocess.Popen) -> None:
+        code = proc.wait()
+        events.put((rank, code, time.monotonic()))
+
+    try:
+        for rank in range(nprocs):
+            proc = subprocess.Popen(cmd, env=rank_env(rank, nprocs, coordinator, devices_per_process, platform, env),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+            procs.append(proc)
+            for stream, out in ((proc.stdout, stdout), (proc.stderr, stderr)):
+                t = threading.Thread(target=_pump, args=(stream, rank, out, lock), daemon=True)
+                t.start()
+                pumps.append(t)
+            threading.Thread(target=waiter, args=(rank, proc), daemon=True).start()
+
+        status, done = 0, 0
+        while done < nprocs:
+            remaining = start + timeout - time.monotonic()
+            try:
+                rank, code, t = events.get(timeout=max(0.0, remaining))
+            except queue.Empty:
+                alive = [r for r, p in enumerate(procs) if p.poll() is None]
+                say(f"timeout: ranks {alive} still running after the {timeout:g} s deadline; killing all ranks")
+                status = TIMEOUT_EXIT
+                break
+            done += 1
+            if code != 0:
+                # Ranks that die together can be reported out of order: the earliest exit is the cause.
+                first = [(t, rank, code)]
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        r2, c2, t2 = events.get(timeout=0.05)
+                        done += 1
+                        if c2 != 0:
+                            first.append((t2, r2, c2))
+                t, rank, code = min(first)
+                others = [r for r, p in enumerate(procs) if p.poll() is None]
+                say(f"rank {rank} {_describe(code)} after {t - start:.1f} s; stopping ranks {others}")
+                status = _exit_status(code)
+                break
+    except KeyboardInterrupt:
+        say("interrupted; killing all ranks")
+        status = INTERRUPT_EXIT
+    finally:
+        running = [p for p in procs if p.poll() is None]
+        for p in running:
+            _kill_group(p, signal.SIGTERM)
+        end = time.monotonic() + grace_s
+        for p in running:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=max(0.0, end - time.monotonic()))
+        for p in procs:
+            if p.poll() is None:
+                _kill_group(p, signal.SIGKILL)
+            # Descendants in the process group (a rank's own subprocesses) go too.
+            _kill_group(p, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=5)
+        for t in pumps:
+            t.join(timeout=2)
+    if status == 0:
+        say(f"all {nprocs} ranks exited 0 in {time.monotonic() - start:.1f} s")
+    elif status not in (TIMEOUT_EXIT, INTERRUPT_EXIT):
+        say(f"FAILED: rank {rank} {_describe(code)}")
+    return status
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m xfft.launch",
+        description="Run N processes of a JAX script on this machine (like srun), with fail-fast and a deadline.",
+        epilog="Example: python -m xfft.launch -n 4 --devices-per-process 2 slurm/xfft_check.py",
+    )
+    p.add_argument("-n", "--nprocs", type=int, default=2, help="number of processes (default 2)")
+    p.add_argument("--devices-per-process", type=int, default=1,
+                   help="CPU devices (or GPUs with --platform gpu) per process (default 1)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="hard deadline in seconds for the whole run (default 600); exit code 124")
+    p.add_argument("--platform", choices=("cpu", "gpu", "any"), default="cpu",
+                   help="cpu (default: JAX_PLATFORMS=cpu), gpu, or any (leave the platform alone)")
+    p.add_argument("-m", dest="module", action="store_true", help="run a module (python -m) instead of a script")
+    p.add_argument("script", help="script path (or module name with -m)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit code (see the module docstring)."""
+    ns = _parser().parse_args(argv)
+    try:
+        # A SIGTERM to the launcher (scheduler, CI timeout) must take the ranks down with it.
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    except ValueError:
+        pass
+    try:
+        return launch(ns.script, ns.args, nprocs=ns.nprocs, devices_per_process=ns.devices_per_process,
+                      timeout=ns.timeout, module=ns.module, platform=ns.platform)
+    except (TypeError, ValueError) as e:
+        print(f"xfft.launch: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
