@@ -52,7 +52,9 @@ def make_mesh(decomposition: str | Sequence[int] = "slab", devices: Sequence | N
         try:
             shape = tuple(int(v) for v in decomposition)
         except TypeError:
-            raise TypeError(f"decomposition must be 'slab', 'pencil' or a tuple of ints, got {decomposition!r}") from None
+            raise TypeError(
+                f"decomposition must be 'slab', 'pencil' or a tuple of ints, got {decomposition!r}"
+            ) from None
         if not 1 <= len(shape) <= 3 or any(v < 1 for v in shape):
             raise ValueError(f"mesh shape must have 1 to 3 positive entries, got {shape}")
     if math.prod(shape) != len(devs):
