@@ -79,10 +79,11 @@ def test_matches_numpy_float64(backend, mesh_shape, axis_types, real):
 
 @pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
 @pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
-def test_norms_eager(norm, mesh_shape):
+@pytest.mark.parametrize("axis_types", AXIS_TYPES)
+def test_norms_eager(norm, mesh_shape, axis_types):
     """Eager calls (no jax.jit) with every norm, c2c and r2c, against numpy."""
     shape = (16, 16, 32)
-    m = mesh(mesh_shape, "explicit")
+    m = mesh(mesh_shape, axis_types)
     a = random(shape, np.complex128, seed=5)
     x = put(a, grid_sharding(m, shape))
     assert rel_err(xfft.xfft3d(x, norm=norm), np.fft.fftn(a, norm=norm)) < 1e-12
