@@ -135,11 +135,11 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n in args.sizes:
         reps = args.repeats or {64: 20, 128: 10}.get(n, 5)
-        rows += run_size(n, reps)
-        for r in rows[-7:]:
-            if r["n"] == n:
-                ms, tl = r["median_s"] * 1e3, r["temp_over_local_block"]
-                print(f"{n:4d}^3  {r['case']:34s} {ms:9.2f} ms  temp/local {tl:.2f}")
+        new = run_size(n, reps)
+        rows += new
+        for r in new:
+            ms, tl = r["median_s"] * 1e3, r.get("temp_over_local_block", float("nan"))
+            print(f"{n:4d}^3  {r['case']:44s} {ms:9.2f} ms  temp/local {tl:.2f}")
     result = {
         "date": datetime.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {jax.device_count()} virtual CPU devices",

@@ -19,6 +19,7 @@ from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
 from ._roll import xroll as xroll
+from .backends import BackendFallbackWarning as BackendFallbackWarning
 from .backends import available_backends as available_backends
 from .backends import default_backend as default_backend
 from .backends import use_backend as use_backend
@@ -26,6 +27,7 @@ from .backends import use_backend as use_backend
 __version__ = "0.1.0"
 
 __all__ = [
+    "BackendFallbackWarning",
     "available_backends",
     "default_backend",
     "use_backend",

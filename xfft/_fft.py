@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .backends import get_backend
+from .backends import Backend, get_backend
 
 _NORMS = ("backward", "ortho", "forward")
 
@@ -77,7 +77,7 @@ def _real_dtype(x: jax.Array, name: str):
                     "(use xfftn for complex input)")
 
 
-def _forward(x, ndim, axes, norm, real: bool, name: str, backend: str | None) -> jax.Array:
+def _forward(x, ndim, axes, norm, real: bool, name: str, backend: str | Backend | None) -> jax.Array:
     x = _as_array(x)
     norm = _check_norm(norm)
     ax = _normalize_axes(x, ndim, axes, name)
@@ -116,7 +116,7 @@ def _real_shape(k: jax.Array, ax: tuple[int, ...], s, name: str) -> tuple[int, .
     return tuple(shape)
 
 
-def _inverse(k, ndim, axes, norm, real: bool, s, name: str, backend: str | None) -> jax.Array:
+def _inverse(k, ndim, axes, norm, real: bool, s, name: str, backend: str | Backend | None) -> jax.Array:
     k = _as_array(k, "k")
     norm = _check_norm(norm)
     ax = _normalize_axes(k, ndim, axes, name)
@@ -133,7 +133,7 @@ def _inverse(k, ndim, axes, norm, real: bool, s, name: str, backend: str | None)
 
 def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
           norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Distributed complex FFT over ``ndim`` trailing axes (or ``axes``); leading axes are batch axes.
 
     Args:
@@ -142,8 +142,8 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
       ndim: number of trailing axes to transform (1, 2 or 3). Default: all axes if ``x.ndim <= 3``.
       axes: explicit axes to transform instead of ``ndim``.
       norm: ``"backward"`` (default), ``"ortho"`` or ``"forward"``, as in ``numpy.fft``.
-      backend: ``"native"`` or another name from :func:`xfft.available_backends` (default: see
-        :func:`xfft.default_backend`).
+      backend: ``"native"``, another name from :func:`xfft.available_backends`, or a backend object
+        (default: see :func:`xfft.default_backend`).
 
     Returns:
       The spectrum, same shape, complex dtype, with index ``[..., i, j, k]`` the wavenumber
@@ -160,7 +160,7 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
 
 def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Inverse of :func:`xfftn`: spectral layout in, the matching real-space layout out.
 
     Args and Raises as :func:`xfftn`. Returns a complex array; a round trip returns the input's sharding.
@@ -170,7 +170,7 @@ def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Distributed real-to-complex FFT; the last transformed axis keeps ``n // 2 + 1`` coefficients.
 
     Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the sharding
@@ -181,7 +181,7 @@ def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 
 def ixrfftn(k: jax.Array, s: Sequence[int] | None = None, ndim: int | None = None,
             axes: Sequence[int] | None = None, norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Inverse of :func:`xrfftn` (complex-to-real), like ``numpy.fft.irfftn``.
 
     Args:
@@ -197,24 +197,24 @@ def ixrfftn(k: jax.Array, s: Sequence[int] | None = None, ndim: int | None = Non
 
 
 def xfft3d(x: jax.Array, norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Distributed 3D complex FFT over the last three axes (leading axes are batched). See :func:`xfftn`."""
     return _forward(x, 3, None, norm, False, "xfft3d", backend)
 
 
 def ixfft3d(k: jax.Array, norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Inverse of :func:`xfft3d`. See :func:`ixfftn`."""
     return _inverse(k, 3, None, norm, False, None, "ixfft3d", backend)
 
 
 def xrfft3d(x: jax.Array, norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Distributed 3D real-to-complex FFT over the last three axes. See :func:`xrfftn`."""
     return _forward(x, 3, None, norm, True, "xrfft3d", backend)
 
 
 def ixrfft3d(k: jax.Array, s: Sequence[int] | None = None, norm: str | None = "backward", *,
-          backend: str | None = None) -> jax.Array:
+          backend: str | Backend | None = None) -> jax.Array:
     """Inverse of :func:`xrfft3d` (complex-to-real over the last three axes). See :func:`ixrfftn`."""
     return _inverse(k, 3, None, norm, True, s, "ixrfft3d", backend)

@@ -5,37 +5,43 @@ but does not declare), then pass ``backend="jaxdecomp"`` to any transform, or us
 ``xfft.use_backend("jaxdecomp")`` / ``XFFT_BACKEND=jaxdecomp``. Results equal the native backend's: same
 values (to rounding), natural axis order (index ``[i, j, k]`` is wavenumber ``(kx[i], ky[j], kz[k])``) and the
 same output sharding for the same input sharding (slab ``P('x')`` -> ``P(None, 'x')``, pencil ``P('x', 'y')``
--> ``P(None, 'x', 'y')``), so the backends are interchangeable inside one program.
+-> ``P(None, 'x', 'y')``), so the backends are interchangeable inside one program. Checked with jaxdecomp
+0.3.1 and its pure-JAX transport (``backend='cudecomp'`` does not work with the PyPI wheel).
 
-How jaxDecomp is driven (checked with jaxdecomp 0.3.1, its pure-JAX transport):
+Engines (``JaxDecompBackend(engine=...)``; the registered ``"jaxdecomp"`` uses ``"auto"``):
 
-- Meshes with two axes ``(a, b)`` call the public ``jaxdecomp.pfft3d`` / ``pifft3d``. jaxDecomp returns the
-  spectrum transposed, ``(X, Y, Z) -> (Y, Z, X)``; the translation to natural order is a permutation of axes
-  whose sharding permutes with it, so every device transposes its own block and nothing crosses devices:
+- ``"kernel"`` (what ``"auto"`` picks when available): jaxDecomp's per-device program
+  (``jaxdecomp._src.jax.fft.per_shard_impl``: its local FFTs and all-to-alls, exactly what its
+  ``custom_partitioning`` rule runs) inside ``jax.shard_map`` on the caller's mesh. Works on Explicit and Auto
+  meshes, on one-axis meshes (``xfft.make_mesh("slab")``), and under every JAX transformation (``grad``,
+  ``jvp``, ``linear_transpose``, ``vmap``, ``jit``) because it is plain JAX. The function is private to
+  jaxDecomp, so its signature is checked at import; without it ``"auto"`` uses ``"pfft3d"``.
+- ``"pfft3d"``: the public ``jaxdecomp.pfft3d`` / ``pifft3d``. They need a 2D mesh (a one-axis mesh falls back
+  to the kernel, or to native without it) and fail on Explicit meshes ("Mismatch in result shapes"), so on
+  Explicit meshes the call runs under ``jax.sharding.auto_axes`` with its output sharding stated (nothing
+  moves). jaxDecomp's transpose rule fails there too, so gradients go through a ``jax.custom_vjp`` whose
+  backward pass is the opposite transform on conjugated data (the DFT matrix is symmetric); ``jax.grad`` and
+  ``jax.vjp`` work and equal native's, forward mode (``jax.jvp``) and ``jax.linear_transpose`` do not.
 
-  * pencils (both axes > 1), real ``P(a, b)``: one block transpose of the output (``(2, 0, 1)``);
-  * slab on ``(p, 1)``, real ``P(a)``: jaxDecomp (SLAB_XY) would leave ``z`` sharded, native leaves ``y``
-    sharded; the input's ``y`` and ``z`` are swapped before the call and the output transposed back
-    (two block transposes, no extra all-to-all);
-  * slab on ``(1, p)``, real ``P(b)``: the input is fed as ``(Z, X, Y)`` (SLAB_YZ) and jaxDecomp's output is
-    then already in natural order (one block transpose of the input).
+Layout translation. jaxDecomp returns the spectrum transposed, ``(X, Y, Z) -> (Y, Z, X)``. The translation to
+natural order permutes axes together with their sharding, so every device transposes its own block and no
+data crosses devices (the compiled program has native's all-to-alls and no other collective):
 
-  Measured on 8 CPU devices (``benchmarks/fft_backends.py``, Auto mesh (2, 4), complex64): the translation
-  adds about 0.5 % at 128^3 (pfft3d 97.8 ms, with the transpose 98.4 ms; native xfft3d 97.5 ms) and about
-  20 % at 64^3 (10.6 ms vs 12.6 ms). Each block transpose is one local copy of the array.
-- Explicit meshes (the ``jax.make_mesh`` default): jaxDecomp's partitioner fails on them ("Mismatch in result
-  shapes"), so the call runs under ``jax.sharding.auto_axes`` with its output sharding stated; the arrays do
-  not move.
-- Meshes with one axis (``P('x')`` on ``(p,)``, what ``xfft.make_mesh("slab")`` builds): ``pfft3d`` needs a
-  2D mesh and a jitted program cannot change meshes, so the backend runs jaxDecomp's own slab kernel
-  (``jaxdecomp._src.jax.fft.per_shard_impl``, the function its partitioner runs for a ``(p, 1)`` mesh) inside
-  ``jax.shard_map``.
-- Normalization is applied by xfft over the transformed axes only (jaxDecomp's own ``norm`` also divides by
-  a batch axis' length).
-- Gradients: ``jax.grad`` / ``jax.vjp`` work through a ``jax.custom_vjp`` whose backward pass is the adjoint
-  transform (the other direction of jaxDecomp, conjugated), because jaxDecomp's own transpose rule fails on
-  Explicit meshes; they equal the native backend's. Forward-mode (``jax.jvp``, ``jax.jacfwd``) is therefore
-  not available through this backend; use the native backend for it.
+- pencils (mesh ``(a, b)``, both > 1), real ``P(a, b)``: jaxDecomp's output is transposed by ``(2, 0, 1)``;
+- slab on ``(p,)`` or ``(p, 1)``, real ``P(a)``: jaxDecomp (SLAB_XY) would leave ``z`` sharded where native
+  leaves ``y``; the input's ``y`` and ``z`` are swapped first (XLA cancels that against jaxDecomp's own first
+  transpose) and the output is transposed back by ``(2, 1, 0)``;
+- slab on ``(1, p)``, real ``P(b)``: fed as ``(Z, X, Y)`` (SLAB_YZ), jaxDecomp's output is already natural.
+
+What remains is one local copy of the spectrum that moves its contiguous axis to the front. Measured with
+``benchmarks/fft_backends.py`` (8 virtual CPU devices on a shared 2-core machine, Auto mesh, complex64,
+medians of interleaved rounds), translated vs raw ``pfft3d`` time: +6-8 % (pencil) and +25-28 % (slab) at
+64^3, +13 % and +32-34 % at 128^3, +21 % and +76 % at 256^3 (one run under heavy load); both engines alike.
+Raw ``pfft3d`` takes 0.69-0.93x native ``xfft3d``'s time; translated, 0.92-1.22x (1.02-1.22x at 128^3 and
+256^3): natural order costs both, and native's own transposes are the cheaper way to get it.
+
+Normalization is applied by xfft over the transformed axes only (jaxDecomp 0.3.1's own ``norm`` also divides
+by the length of a leading batch axis); several leading batch axes are merged into one for the call.
 
 What jaxDecomp lacks (real-to-complex transforms, 1D/2D transforms, axes other than the last three, grids the
 mesh does not divide evenly, other shardings, sharded batch axes, meshes with more than two axes, arrays on one
@@ -52,6 +58,7 @@ import functools
 import math
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -84,7 +91,7 @@ def _library() -> SimpleNamespace:
     """Import jaxdecomp once; ImportError with the install command if it is missing or incompatible."""
     try:
         import jaxdecomp
-        from jaxdecomp import SLAB_XY, pfft3d, pifft3d
+        from jaxdecomp import PENCILS, SLAB_XY, SLAB_YZ, pfft3d, pifft3d
         from packaging.version import Version
     except Exception as e:  # missing package, missing `packaging`, or a broken compiled extension
         raise ImportError(f"the jaxdecomp backend needs jaxdecomp>={MIN_VERSION} ({type(e).__name__}: {e}); "
@@ -93,12 +100,19 @@ def _library() -> SimpleNamespace:
     if Version(version) < Version(MIN_VERSION):
         raise ImportError(f"the jaxdecomp backend needs jaxdecomp>={MIN_VERSION}, found {version}; "
                           f"install it with: {INSTALL_HINT}")
-    try:
+    kernel = None
+    try:  # private: the per-device program jaxDecomp's partitioner runs (see the module docstring)
+        import inspect
+
         from jaxdecomp._src.jax.fft import per_shard_impl
-    except Exception:  # private: without it, 1D meshes fall back to native
-        per_shard_impl = None
-    return SimpleNamespace(module=jaxdecomp, version=version, pfft3d=pfft3d, pifft3d=pifft3d,
-                           per_shard_impl=per_shard_impl, SLAB_XY=SLAB_XY)
+
+        params = set(inspect.signature(per_shard_impl).parameters)
+        if {"x", "fft_type", "adjoint", "pencil_type", "x_axis_name", "y_axis_name"} <= params:
+            kernel = per_shard_impl
+    except Exception:
+        pass
+    return SimpleNamespace(module=jaxdecomp, version=version, pfft3d=pfft3d, pifft3d=pifft3d, kernel=kernel,
+                           SLAB_XY=SLAB_XY, SLAB_YZ=SLAB_YZ, PENCILS=PENCILS)
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,7 @@ class _Route:
     """How one transform runs through jaxDecomp (everything static)."""
 
     kind: str
+    engine: str  # "kernel" or "pfft3d"
     mesh: Any
     explicit: bool
     nbatch: int
@@ -151,42 +166,82 @@ def _inverse_perm(perm: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(range(len(perm)), key=perm.__getitem__))
 
 
-def _jd_call(x: jax.Array, route: _Route, inverse: bool) -> jax.Array:
-    """jaxDecomp's unnormalized transform in its own axis order (forward: real spec -> spectral spec)."""
+def _perms(route: _Route, inverse: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple, tuple]:
+    """Transposes natural -> jaxDecomp order and back, and jaxDecomp's source and destination specs."""
+    _, _, perm_in, perm_out = _KINDS[route.kind]
+    if inverse:
+        return _inverse_perm(perm_out), _inverse_perm(perm_in), route.jd_spec, route.jd_real
+    return perm_in, perm_out, route.jd_real, route.jd_spec
+
+
+def _kernel_call(x: jax.Array, route: _Route, inverse: bool) -> jax.Array:
+    """Unnormalized transform between natural-order layouts: jaxDecomp's per-device kernel in ``shard_map``.
+
+    Plain JAX inside, so ``grad``, ``jvp``, ``linear_transpose`` and ``vmap`` work as for native.
+    """
+    return _kernel_fn(route, inverse)(x)
+
+
+@functools.lru_cache(maxsize=256)
+def _kernel_fn(route: _Route, inverse: bool) -> Callable[[jax.Array], jax.Array]:
     lib = _library()
-    b = (None,) * (1 if route.nbatch else 0)
-    src, dst = (route.jd_spec, route.jd_real) if inverse else (route.jd_real, route.jd_spec)
-    in_spec, out_spec = PartitionSpec(*b, *src), PartitionSpec(*b, *dst)
-    if route.kind == "slab_1d":
-        body = functools.partial(
-            lib.per_shard_impl, fft_type=jax.lax.FftType.IFFT if inverse else jax.lax.FftType.FFT,
-            adjoint=False, pencil_type=lib.SLAB_XY, x_axis_name=route.mesh.axis_names[0], y_axis_name=None)
-        return jax.shard_map(body, mesh=route.mesh, in_specs=in_spec, out_specs=out_spec, check_vma=False)(x)
+    to_jd, from_jd, src, dst = _perms(route, inverse)
+    b = 1 if route.nbatch else 0
+    names = tuple(route.mesh.axis_names) + (None,)
+    pencil_type, x_name, y_name = {"pencils": (lib.PENCILS, names[0], names[1]),
+                                   "slab_xy": (lib.SLAB_XY, names[0], None),
+                                   "slab_1d": (lib.SLAB_XY, names[0], None),
+                                   "slab_yz": (lib.SLAB_YZ, None, names[1])}[route.kind]
+    kernel = functools.partial(lib.kernel, fft_type=jax.lax.FftType.IFFT if inverse else jax.lax.FftType.FFT,
+                               adjoint=False, pencil_type=pencil_type, x_axis_name=x_name, y_axis_name=y_name)
+    # The block transposes sit next to the kernel's own inside the body, so XLA can merge them.
+    body = lambda blk: _transpose(kernel(_transpose(blk, to_jd, b)), from_jd, b)  # noqa: E731
+    mapped = jax.shard_map(body, mesh=route.mesh, in_specs=_spec(_natural(src, to_jd, to_natural=False), b),
+                           out_specs=_spec(_natural(dst, from_jd, to_natural=True), b), check_vma=False)
+    # Under jit (one per route, cached), so that partial evaluation (eager jax.linear_transpose) never runs the
+    # kernel's constant-only part as a shard_map of its own, which an abstract mesh cannot execute.
+    return jax.jit(mapped)
+
+
+def _pfft3d_call(x: jax.Array, route: _Route, inverse: bool) -> jax.Array:
+    """Unnormalized transform between natural-order layouts through the public ``pfft3d`` / ``pifft3d``."""
+    lib = _library()
+    to_jd, from_jd, src, dst = _perms(route, inverse)
+    b = 1 if route.nbatch else 0
+    x = _transpose(x, to_jd, b)
     # norm="forward" makes pifft3d unnormalized; xfft scales over the transformed axes itself.
     fn = functools.partial(lib.pifft3d, norm="forward") if inverse else functools.partial(lib.pfft3d,
                                                                                            norm="backward")
+    in_spec, out_spec = PartitionSpec(*(None,) * b, *src), PartitionSpec(*(None,) * b, *dst)
     if route.explicit:
-        return jax.sharding.auto_axes(fn, out_sharding=NamedSharding(route.mesh, out_spec))(x)
-    x = jax.lax.with_sharding_constraint(x, NamedSharding(route.mesh, in_spec))
-    return jax.lax.with_sharding_constraint(fn(x), NamedSharding(route.mesh, out_spec))
+        y = jax.sharding.auto_axes(fn, out_sharding=NamedSharding(route.mesh, out_spec))(x)
+    else:
+        x = jax.lax.with_sharding_constraint(x, NamedSharding(route.mesh, in_spec))
+        y = jax.lax.with_sharding_constraint(fn(x), NamedSharding(route.mesh, out_spec))
+    return _transpose(y, from_jd, b)
+
+
+def _spec(layout: Layout, batch: int) -> PartitionSpec:
+    return layout_to_spec(((),) * batch + tuple(layout))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
-def _jd_transform(x: jax.Array, route: _Route, inverse: bool) -> jax.Array:
-    return _jd_call(x, route, inverse)
+def _pfft3d_transform(x: jax.Array, route: _Route, inverse: bool) -> jax.Array:
+    """:func:`_pfft3d_call` with a VJP: jaxDecomp's own transpose rule fails on Explicit meshes."""
+    return _pfft3d_call(x, route, inverse)
 
 
-def _jd_transform_fwd(x: jax.Array, route: _Route, inverse: bool) -> tuple[jax.Array, None]:
-    return _jd_call(x, route, inverse), None
+def _pfft3d_transform_fwd(x: jax.Array, route: _Route, inverse: bool) -> tuple[jax.Array, None]:
+    return _pfft3d_call(x, route, inverse), None
 
 
-def _jd_transform_bwd(route: _Route, inverse: bool, _: None, ct: jax.Array) -> tuple[jax.Array]:
-    # The DFT matrix is symmetric: the transpose of y = P F x is F P^-1 = conj(conj(F) P^-1 conj(.)), i.e.
-    # the unnormalized opposite transform applied to conj(ct), conjugated (and likewise for the inverse).
-    return (jnp.conj(_jd_call(jnp.conj(ct), route, not inverse)),)
+def _pfft3d_transform_bwd(route: _Route, inverse: bool, _: None, ct: jax.Array) -> tuple[jax.Array]:
+    # The unnormalized 3D DFT F is symmetric: its transpose is F = conj(conj(F) conj(.)), i.e. the unnormalized
+    # opposite transform applied to conj(ct), conjugated (likewise for the inverse); layouts swap as needed.
+    return (jnp.conj(_pfft3d_call(jnp.conj(ct), route, not inverse)),)
 
 
-_jd_transform.defvjp(_jd_transform_fwd, _jd_transform_bwd)
+_pfft3d_transform.defvjp(_pfft3d_transform_fwd, _pfft3d_transform_bwd)
 
 
 class JaxDecompBackend:
@@ -196,15 +251,25 @@ class JaxDecompBackend:
       strict: True raises ``NotImplementedError`` for what jaxDecomp cannot do; False falls back to native
         with a one-time :class:`~xfft.backends.BackendFallbackWarning` per feature; None (default) reads
         ``$XFFT_STRICT_BACKEND`` (``1``/``true``/``yes``/``on`` mean strict) at each call.
+      engine: ``"auto"`` (default: ``"kernel"`` when this jaxdecomp has the kernel, else ``"pfft3d"``),
+        ``"kernel"`` or ``"pfft3d"``; see the module docstring.
 
     Raises:
-      ImportError: jaxdecomp is missing or older than 0.3.1 (the message says ``pip install "xfft[jaxdecomp]"``).
+      ImportError: jaxdecomp is missing or older than 0.3.1 (the message says ``pip install "xfft[jaxdecomp]"``),
+        or ``engine="kernel"`` and this jaxdecomp has no usable kernel.
+      ValueError: unknown ``engine``.
     """
 
     name = "jaxdecomp"
 
-    def __init__(self, strict: bool | None = None) -> None:
+    def __init__(self, strict: bool | None = None, engine: str = "auto") -> None:
         self._lib = _library()
+        if engine not in ("auto", "kernel", "pfft3d"):
+            raise ValueError(f"engine must be 'auto', 'kernel' or 'pfft3d', got {engine!r}")
+        if engine == "kernel" and self._lib.kernel is None:
+            raise ImportError(f"jaxdecomp {self._lib.version} has no per-device kernel that xfft can call; use "
+                              f"engine='pfft3d', or install a tested version: {INSTALL_HINT}")
+        self.engine = ("kernel" if self._lib.kernel is not None else "pfft3d") if engine == "auto" else engine
         self._strict = strict
         self._warned: set[str] = set()
         from .native import NativeBackend
@@ -212,7 +277,7 @@ class JaxDecompBackend:
         self._native = NativeBackend()
 
     def __repr__(self) -> str:
-        return f"JaxDecompBackend(strict={self._strict!r})"
+        return f"JaxDecompBackend(strict={self._strict!r}, engine={self.engine!r})"
 
     @property
     def strict(self) -> bool:
@@ -244,8 +309,8 @@ class JaxDecompBackend:
         if len(types) > 1:
             return _Unsupported("axis-types", f"meshes with mixed axis types {tuple(mesh.axis_types)}")
         if len(names) == 1:
-            if self._lib.per_shard_impl is None:
-                return _Unsupported("mesh", "meshes with one axis (this jaxdecomp has no slab kernel to call)")
+            if self._lib.kernel is None:
+                return _Unsupported("mesh-1d", "meshes with one axis (this jaxdecomp has no slab kernel to call)")
             kind = "slab_1d"
         else:
             kind = ("pencils" if sizes[names[0]] > 1 and sizes[names[1]] > 1
@@ -262,8 +327,8 @@ class JaxDecompBackend:
             canon = canonical_layout(shape, axes, msizes)
             if inverse:
                 if pl.layout is None:
-                    given = plan_forward(shape, canon, axes, msizes, False).out_layout
-                    native = plan_forward(shape, canon, axes, msizes, False).inverted()
+                    fwd = plan_forward(shape, canon, axes, msizes, False)
+                    given, native = fwd.out_layout, fwd.inverted()
                 else:
                     given = pl.layout
                     native = plan_inverse(shape, given, axes, msizes, False)
@@ -275,17 +340,18 @@ class JaxDecompBackend:
                 want_in, want_out = real_layout, spec_layout
         except ValueError:
             return None  # the native backend raises the explanation
+        if not (_divides(shape, real_layout, sizes) and _divides(shape, spec_layout, sizes)):
+            return _Unsupported("uneven", f"grids the mesh does not divide evenly (shape {shape[nb:]} on mesh "
+                                f"{sizes}: needs {layout_to_spec(real_layout)} and {layout_to_spec(spec_layout)} "
+                                "to split evenly)")
         if any(g for g in _strip(given, sizes)[:nb]):
             return _Unsupported("batch", f"sharded batch axes (sharding {layout_to_spec(given)})")
         if _strip(given, sizes) != _strip(want_in, sizes) or out_layout is None or (
                 _strip(out_layout, sizes) != _strip(want_out, sizes)):
             return _Unsupported("sharding", f"the sharding {layout_to_spec(given)} on mesh {sizes} (it takes "
                                 f"{layout_to_spec(want_in)} {'spectra' if inverse else 'grids'} there)")
-        if not (_divides(shape, real_layout, sizes) and _divides(shape, spec_layout, sizes)):
-            return _Unsupported("uneven", f"grids the mesh does not divide evenly (shape {shape[nb:]} on mesh "
-                                f"{sizes}: needs {layout_to_spec(real_layout)} and {layout_to_spec(spec_layout)} "
-                                "to split evenly)")
-        return _Route(kind, mesh, pl.explicit, nb, jd_real, jd_spec, out_layout)
+        engine = "kernel" if kind == "slab_1d" else self.engine
+        return _Route(kind, engine, mesh, pl.explicit, nb, jd_real, jd_spec, out_layout)
 
     def _unsupported(self, what: _Unsupported) -> None:
         if self.strict:
@@ -303,15 +369,11 @@ class JaxDecompBackend:
 
     # -- execution -----------------------------------------------------------------------------------------
     def _run(self, x: jax.Array, route: _Route, norm: str, inverse: bool) -> jax.Array:
-        _, _, perm_in, perm_out = _KINDS[route.kind]
         nb = route.nbatch
         lead = tuple(x.shape[:nb])
         if nb > 1:
             x = x.reshape((math.prod(lead),) + tuple(x.shape[nb:]))
-        b = 1 if nb else 0
-        x = _transpose(x, _inverse_perm(perm_out) if inverse else perm_in, b)
-        y = _jd_transform(x, route, inverse)
-        y = _transpose(y, _inverse_perm(perm_in) if inverse else perm_out, b)
+        y = (_kernel_call if route.engine == "kernel" else _pfft3d_transform)(x, route, inverse)
         if nb > 1:
             y = y.reshape(lead + tuple(y.shape[1:]))
         n = math.prod(y.shape[-3:])
