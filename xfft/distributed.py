@@ -6,7 +6,9 @@ shape from (first match wins, field by field):
 1. explicit arguments;
 2. ``XFFT_COORDINATOR_ADDRESS``, ``XFFT_NUM_PROCESSES``, ``XFFT_PROCESS_ID``, ``XFFT_LOCAL_DEVICE_IDS``,
    ``XFFT_CPU_DEVICES`` (set by ``python -m xfft.launch``) and JAX's ``JAX_COORDINATOR_ADDRESS``;
-3. Slurm (inside ``srun``): ``SLURM_PROCID``, ``SLURM_STEP_NUM_TASKS``, the step's first node;
+3. Slurm (inside ``srun``): ``SLURM_PROCID``, ``SLURM_STEP_NUM_TASKS``, the step's first node (its
+   ``NodeAddr`` from ``scontrol`` when the node name does not resolve), a port derived from the job and step
+   ids (``XFFT_COORDINATOR_PORT`` overrides);
 4. Open MPI (inside ``mpirun``): ``OMPI_COMM_WORLD_RANK``/``SIZE``;
 5. otherwise a single process: nothing to connect, :func:`initialize` only applies the CPU device count.
 
@@ -51,10 +53,11 @@ __all__ = [
     "print0",
 ]
 
-#: Defaults of :func:`initialize` (seconds); JAX's own are 300 / 100 / 300.
+#: Defaults of :func:`initialize` (seconds; JAX's own are 300 / 100 / 300). The environment variables
+#: ``XFFT_INIT_TIMEOUT``, ``XFFT_HEARTBEAT_TIMEOUT`` and ``XFFT_SHUTDOWN_TIMEOUT`` override them.
 INITIALIZATION_TIMEOUT_S = 120
 HEARTBEAT_TIMEOUT_S = 10
-SHUTDOWN_TIMEOUT_S = 10
+SHUTDOWN_TIMEOUT_S = 60
 
 _PORT_BASE = 65536 - 4096  # coordinator ports derived from job ids live in [61440, 65535], as in JAX
 
@@ -226,7 +229,7 @@ def _auto_local_device_ids(local_rank: int | None, local_size: int | None,
     return tuple(range(local_rank * m, (local_rank + 1) * m))
 
 
-def _slurm(env: Mapping[str, str], resolve: bool) -> dict[str, Any] | None:
+def _slurm(env: Mapping[str, str], resolve: bool, address: bool) -> dict[str, Any] | None:
     if "SLURM_JOB_ID" not in env or "SLURM_PROCID" not in env:
         return None
     nodelist = env.get("SLURM_STEP_NODELIST")
@@ -242,7 +245,7 @@ def _slurm(env: Mapping[str, str], resolve: bool) -> dict[str, Any] | None:
     per_node = env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE")
     if per_node and env.get("SLURM_NODEID", "").isdigit():
         out["local_size"] = _tasks_on_node(per_node, int(env["SLURM_NODEID"]))
-    if num > 1:
+    if num > 1 and address:
         port = env.get("XFFT_COORDINATOR_PORT") or env.get("JAX_COORDINATOR_PORT")
         if port is None:
             # Per job *and* step, so two srun steps of one job running side by side do not collide.
@@ -253,7 +256,7 @@ def _slurm(env: Mapping[str, str], resolve: bool) -> dict[str, Any] | None:
     return out
 
 
-def _ompi(env: Mapping[str, str], resolve: bool) -> dict[str, Any] | None:
+def _ompi(env: Mapping[str, str], address: bool) -> dict[str, Any] | None:
     if "OMPI_COMM_WORLD_SIZE" not in env or "OMPI_COMM_WORLD_RANK" not in env:
         return None
     num = _int(env["OMPI_COMM_WORLD_SIZE"], "OMPI_COMM_WORLD_SIZE", 1)
@@ -264,7 +267,7 @@ def _ompi(env: Mapping[str, str], resolve: bool) -> dict[str, Any] | None:
     if "OMPI_COMM_WORLD_LOCAL_SIZE" in env:
         out["local_size"] = _int(env["OMPI_COMM_WORLD_LOCAL_SIZE"], "OMPI_COMM_WORLD_LOCAL_SIZE", 1)
     uri = env.get("OMPI_MCA_orte_hnp_uri")
-    if num > 1 and uri:
+    if num > 1 and uri and address:
         # Open MPI <= 4: the launcher's address is in the HNP URI (as JAX's own detection does).
         m = re.search(r"tcp://(.+?)[,:]|tcp6://\[(.+?)[,\]]", uri)
         if m is None:
@@ -311,14 +314,15 @@ def detect(env: Mapping[str, str] | None = None, *, coordinator_address: str | N
 
     found: dict[str, Any] = {}
     if explicit["num_processes"] is None or explicit["process_id"] is None:
-        found = _slurm(env, resolve) or _ompi(env, resolve) or {}
+        want = explicit["coordinator_address"] is None
+        found = _slurm(env, resolve, want) or _ompi(env, want) or {}
     method = found.get("method", "explicit")
     vals = {k: (v if v is not None else found.get(k)) for k, v in explicit.items()}
     if vals["num_processes"] is None and vals["process_id"] is None:
-        if vals["coordinator_address"] is not None and not found:
-            raise ValueError("a coordinator address is set (argument, XFFT_COORDINATOR_ADDRESS or "
-                             "JAX_COORDINATOR_ADDRESS) but not the process count and id: pass num_processes= "
-                             "and process_id= or set XFFT_NUM_PROCESSES and XFFT_PROCESS_ID")
+        if (coordinator_address is not None or env.get("XFFT_COORDINATOR_ADDRESS")) and not found:
+            raise ValueError("a coordinator address is set (argument or XFFT_COORDINATOR_ADDRESS) but not the "
+                             "process count and id: pass num_processes= and process_id= or set "
+                             "XFFT_NUM_PROCESSES and XFFT_PROCESS_ID")
         return ClusterSpec("single", 1, 0, None, ids, cpu_devices=cpus)
     if vals["num_processes"] is None or vals["process_id"] is None:
         missing = "num_processes (XFFT_NUM_PROCESSES)" if vals["num_processes"] is None else \
@@ -375,8 +379,8 @@ def install_excepthook(exit_code: int = 1) -> None:
 
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
                process_id: int | None = None, local_device_ids: int | Sequence[int] | None = None, *,
-               cpu_devices: int | None = None, initialization_timeout_s: int = INITIALIZATION_TIMEOUT_S,
-               heartbeat_timeout_s: int = HEARTBEAT_TIMEOUT_S, shutdown_timeout_s: int = SHUTDOWN_TIMEOUT_S,
+               cpu_devices: int | None = None, initialization_timeout_s: int | None = None,
+               heartbeat_timeout_s: int | None = None, shutdown_timeout_s: int | None = None,
                fail_fast: bool = True) -> ClusterSpec:
     """Join the run this process belongs to (Slurm, Open MPI, ``xfft.launch``, explicit) or do nothing.
 
@@ -390,10 +394,13 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
       local_device_ids: GPUs this process uses (default: one per process when several share a node and no
         binding narrowed the visible GPUs, *all* local GPUs with one process per node).
       cpu_devices: number of CPU devices for this process (default ``XFFT_CPU_DEVICES`` or JAX's default).
-      initialization_timeout_s: how long to wait for every process to connect.
+      initialization_timeout_s: how long to wait for every process to connect (default 120 s or
+        ``XFFT_INIT_TIMEOUT``).
       heartbeat_timeout_s: a process that sends no heartbeat for this long is declared dead and the whole
-        run stops (JAX's default is 100 s).
-      shutdown_timeout_s: how long a finishing process waits for the others at exit (JAX: 300 s).
+        run stops (default 10 s or ``XFFT_HEARTBEAT_TIMEOUT``; JAX's is 100 s).
+      shutdown_timeout_s: how long a finishing process waits at exit for the others to finish too (default
+        60 s or ``XFFT_SHUTDOWN_TIMEOUT``; JAX's is 300 s). Past it the waiting process aborts, so work that
+        only some ranks do after the last collective (rank 0 writing files) must take less than this.
       fail_fast: install :func:`install_excepthook` so an uncaught exception ends the process at once.
 
     Returns:
@@ -406,9 +413,13 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     global _SPEC
     if _SPEC is not None:
         return _SPEC
-    for name, v in [("initialization_timeout_s", initialization_timeout_s),
-                    ("heartbeat_timeout_s", heartbeat_timeout_s), ("shutdown_timeout_s", shutdown_timeout_s)]:
-        _int(v, name, 1)
+    timeouts = {}
+    for name, v, var, default in [
+            ("initialization_timeout_s", initialization_timeout_s, "XFFT_INIT_TIMEOUT", INITIALIZATION_TIMEOUT_S),
+            ("heartbeat_timeout_s", heartbeat_timeout_s, "XFFT_HEARTBEAT_TIMEOUT", HEARTBEAT_TIMEOUT_S),
+            ("shutdown_timeout_s", shutdown_timeout_s, "XFFT_SHUTDOWN_TIMEOUT", SHUTDOWN_TIMEOUT_S)]:
+        timeouts[name] = _int(v if v is not None else os.environ.get(var, default),
+                              name if v is not None else var, 1)
     spec = detect(coordinator_address=coordinator_address, num_processes=num_processes, process_id=process_id,
                   local_device_ids=local_device_ids, cpu_devices=cpu_devices)
     import jax
@@ -429,8 +440,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
             coordinator_address=spec.coordinator_address, num_processes=spec.num_processes,
             process_id=spec.process_id,
             local_device_ids=list(spec.local_device_ids) if spec.local_device_ids is not None else None,
-            cluster_detection_method="deactivate", initialization_timeout=int(initialization_timeout_s),
-            heartbeat_timeout_seconds=int(heartbeat_timeout_s), shutdown_timeout_seconds=int(shutdown_timeout_s))
+            cluster_detection_method="deactivate", initialization_timeout=timeouts["initialization_timeout_s"],
+            heartbeat_timeout_seconds=timeouts["heartbeat_timeout_s"],
+            shutdown_timeout_seconds=timeouts["shutdown_timeout_s"])
         if fail_fast:
             install_excepthook()
     _SPEC = spec
@@ -502,6 +514,7 @@ class Watchdog:
             idle = time.monotonic() - self._last
             if idle > self.timeout_s:
                 try:
+                    sys.stdout.flush()
                     sys.stderr.write(f"{_rank_tag()} watchdog: no progress for {idle:.1f} s (limit "
                                      f"{self.timeout_s:g} s, {self.kicks} kicks so far); this rank is stuck. "
                                      f"Stacks of all threads follow; exiting with code {self.exit_code}\n")
@@ -557,6 +570,12 @@ def assert_same(value: Any, what: str, timeout_s: float = 60.0) -> None:
         except Exception as e:  # XlaRuntimeError(DEADLINE_EXCEEDED) or a dead coordinator
             raise RuntimeError(f"process {p} did not reach the check of {what} (call {seq}) within {timeout_s:g} "
                                f"s; processes must make the same calls in the same order ({e})") from None
+    try:
+        # Nobody raises (and exits) before everyone has read every value: each rank gets the same error.
+        client.wait_at_barrier(f"{key}/read", max(1, int(1000 * (deadline - time.monotonic()))))
+    except Exception as e:
+        raise RuntimeError(f"not every process finished the check of {what} (call {seq}) within {timeout_s:g} s "
+                           f"({e})") from None
     if len(set(values.values())) > 1:
         groups: dict[str, list[int]] = {}
         for p, v in values.items():

@@ -75,11 +75,13 @@ def _exit_status(code: int) -> int:
     return 128 + (-code) if code < 0 else code
 
 
-def _pump(stream: IO[bytes], rank: int, out: IO[str] | None, lock: threading.Lock) -> None:
+def _pump(stream: IO[bytes], rank: int, out: IO[str] | None, name: str, lock: threading.Lock) -> None:
+    """Copy a rank's output line by line with a ``[rank i]`` prefix (to ``out``, else the current
+    ``sys.stdout``/``sys.stderr`` named by ``name``, which notebooks replace)."""
     for raw in iter(stream.readline, b""):
         line = raw.decode("utf-8", "replace").rstrip("\n")
         with lock:
-            target = out if out is not None else sys.stdout
+            target = out if out is not None else getattr(sys, name)
             target.write(f"[rank {rank}] {line}\n")
             target.flush()
     stream.close()
@@ -92,7 +94,7 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
 
 def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_per_process: int | None = 1,
            timeout: float = 600.0, module: bool = False, platform: str = "cpu", python: str | None = None,
-           env: Mapping[str, str] | None = None, grace_s: float = 2.0, stdout: IO[str] | None = None,
+           env: Mapping[str, str] | None = None, grace_s: float = 1.0, stdout: IO[str] | None = None,
            stderr: IO[str] | None = None) -> int:
     """Run ``nprocs`` processes of ``script`` on this machine and return the run's exit code.
 
@@ -158,8 +160,8 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
             procs.append(proc)
-            for stream, out in ((proc.stdout, stdout), (proc.stderr, stderr)):
-                t = threading.Thread(target=_pump, args=(stream, rank, out, lock), daemon=True)
+            for stream, out, name in ((proc.stdout, stdout, "stdout"), (proc.stderr, stderr, "stderr")):
+                t = threading.Thread(target=_pump, args=(stream, rank, out, name, lock), daemon=True)
                 t.start()
                 pumps.append(t)
             threading.Thread(target=waiter, args=(rank, proc), daemon=True).start()
@@ -216,6 +218,10 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
     return status
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m xfft.launch",
@@ -238,11 +244,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit code (see the module docstring)."""
     ns = _parser().parse_args(argv)
-    try:
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
         # A SIGTERM to the launcher (scheduler, CI timeout) must take the ranks down with it.
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    except ValueError:
-        pass
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         return launch(ns.script, ns.args, nprocs=ns.nprocs, devices_per_process=ns.devices_per_process,
                       timeout=ns.timeout, module=ns.module, platform=ns.platform)

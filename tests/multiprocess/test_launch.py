@@ -1,0 +1,134 @@
+"""``xfft.launch`` itself, with tiny scripts (no JAX): environment, prefixes, exit codes, deadline, cleanup."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _helpers import run  # noqa: E402
+
+from xfft import launch as xl  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _script(tmp_path: Path, body: str) -> str:
+    p = tmp_path / "rank_script.py"
+    p.write_text("import os, sys, time\nrank = int(os.environ['XFFT_PROCESS_ID'])\n" + textwrap.dedent(body))
+    return str(p)
+
+
+def _cli(*args: str, timeout: float = 60):
+    return run([sys.executable, "-m", "xfft.launch", *args], timeout)
+
+
+def test_all_ranks_succeed_with_their_environment(tmp_path):
+    s = _script(tmp_path, """
+        print("env", os.environ["XFFT_NUM_PROCESSES"], os.environ["XFFT_CPU_DEVICES"],
+              os.environ["XFFT_COORDINATOR_ADDRESS"], os.environ["JAX_PLATFORMS"], os.environ["XLA_FLAGS"],
+              sys.argv[1:])
+        print("to stderr", file=sys.stderr)
+    """)
+    r = _cli("-n", "3", "--devices-per-process", "2", "--timeout", "30", s, "--flag", "x")
+    assert r.code == 0, r.out
+    addrs = set()
+    for rank in range(3):
+        m = re.search(rf"^\[rank {rank}\] env 3 2 (127\.0\.0\.1:\d+) cpu (.*) \['--flag', 'x'\]$", r.out, re.M)
+        assert m, r.out
+        addrs.add(m.group(1))
+        assert m.group(2).count("xla_force_host_platform_device_count") == 1
+        assert "--xla_force_host_platform_device_count=2" in m.group(2)
+        assert f"[rank {rank}] to stderr" in r.out
+    assert len(addrs) == 1  # one coordinator for everyone
+    assert "xfft.launch: all 3 ranks exited 0" in r.out
+
+
+def test_first_failure_kills_the_rest_and_its_code_is_returned(tmp_path):
+    s = _script(tmp_path, """
+        if rank == 1:
+            time.sleep(0.5)
+            sys.exit(7)
+        time.sleep(60)
+    """)
+    r = _cli("-n", "4", "--timeout", "50", s)
+    assert r.code == 7, r.out
+    assert r.wall < 15, r.wall
+    assert re.search(r"^xfft\.launch: rank 1 exited with code 7 after \S+ s; stopping ranks \[0, 2, 3\]$", r.out,
+                     re.M), r.out
+    assert "xfft.launch: FAILED: rank 1 exited with code 7" in r.out
+
+
+def test_deadline_returns_124_and_kills_descendants(tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    s = _script(tmp_path, f"""
+        import subprocess
+        child = subprocess.Popen(["sleep", "300"])
+        open(os.path.join({str(pids)!r}, str(rank)), "w").write(str(child.pid))
+        time.sleep(300)
+    """)
+    r = _cli("-n", "2", "--timeout", "3", s)
+    assert r.code == 124, r.out
+    assert r.wall < 15, r.wall
+    assert "xfft.launch: timeout: ranks [0, 1] still running after the 3 s deadline" in r.out
+    time.sleep(0.5)
+    for f in pids.iterdir():
+        pid = int(f.read_text())
+        alive = os.path.exists(f"/proc/{pid}") and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        assert not alive, f"grandchild {pid} of rank {f.name} survived the launcher"
+
+
+def test_signal_exit_is_reported_as_128_plus_signal(tmp_path):
+    s = _script(tmp_path, """
+        import signal
+        if rank == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(60)
+    """)
+    r = _cli("-n", "2", "--timeout", "30", s)
+    assert r.code == 137, r.out
+    assert "xfft.launch: FAILED: rank 0 was killed by SIGKILL" in r.out
+
+
+def test_python_api_returns_code_and_writes_to_given_streams(tmp_path):
+    s = _script(tmp_path, "print('hello', rank)\nsys.exit(3 if rank == 1 else 0)\n")
+    out, err = io.StringIO(), io.StringIO()
+    code = xl.launch(s, nprocs=2, devices_per_process=None, timeout=30, stdout=out, stderr=err)
+    assert code == 3
+    assert "[rank 0] hello 0" in out.getvalue() and "[rank 1] hello 1" in out.getvalue()
+    assert "FAILED: rank 1 exited with code 3" in err.getvalue()
+    out = io.StringIO()
+    assert xl.launch("platform", module=True, nprocs=1, timeout=30, stdout=out, stderr=io.StringIO()) == 0
+    assert out.getvalue().startswith("[rank 0] ")
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="nprocs"):
+        xl.launch("x.py", nprocs=0)
+    with pytest.raises(ValueError, match="does not exist"):
+        xl.launch(str(tmp_path / "missing.py"))
+    with pytest.raises(ValueError, match="timeout"):
+        xl.launch(__file__, timeout=-1)
+    with pytest.raises(ValueError, match="platform"):
+        xl.launch(__file__, platform="tpu")
+    with pytest.raises(TypeError, match="sequence"):
+        xl.launch(__file__, args="--x")
+    assert xl.main([str(tmp_path / "missing.py")]) == 2
+    env = xl.rank_env(1, 2, "127.0.0.1:1", 2, "gpu", base={})
+    assert env["XFFT_LOCAL_DEVICE_IDS"] == "2,3" and "JAX_PLATFORMS" not in env
+
+
+def test_python_api_default_streams_follow_sys_stdout_and_stderr(tmp_path, capsys):
+    s = _script(tmp_path, "print('out', rank)\nprint('err', rank, file=sys.stderr)\n")
+    assert xl.launch(s, nprocs=2, devices_per_process=None, timeout=30) == 0
+    cap = capsys.readouterr()
+    assert "[rank 1] out 1" in cap.out and "err" not in cap.out
+    assert "[rank 1] err 1" in cap.err and "xfft.launch: all 2 ranks exited 0" in cap.err
