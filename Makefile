@@ -11,11 +11,11 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,jaxdecomp]"
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m xfft.demo
+	$(PY) -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 --t-end 20 --checkpoint-every 200 --out runs/tgv --overwrite
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -1,0 +1,49 @@
+"""solvers: pseudo-spectral PDE solvers on sharded JAX arrays, built only on the xfft public API.
+
+Public API: :class:`SpectralGrid`; equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
+``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`ETDRK4`, :class:`IFRK4`, :class:`IMEX`,
+``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate` (the main
+job's driver: diagnostics CSV, orbax checkpoints, resume, plots). Command line: ``python -m solvers``.
+"""
+
+from . import diagnostics as diagnostics
+from . import initial_conditions as initial_conditions
+from ._grid import SpectralGrid as SpectralGrid
+from ._run import BlowUpError as BlowUpError
+from ._run import RunConfig as RunConfig
+from ._run import simulate as simulate
+from .equations import EQUATIONS as EQUATIONS
+from .equations import SOLVERS as SOLVERS
+from .equations import Equation as Equation
+from .equations import NavierStokes as NavierStokes
+from .equations import Poisson as Poisson
+from .integrators import ETDRK4 as ETDRK4
+from .integrators import IFRK4 as IFRK4
+from .integrators import IMEX as IMEX
+from .integrators import INTEGRATORS as INTEGRATORS
+from .integrators import RK4 as RK4
+from .integrators import CFLStep as CFLStep
+from .integrators import FixedStep as FixedStep
+from .integrators import Integrator as Integrator
+
+__all__ = [
+    "EQUATIONS",
+    "ETDRK4",
+    "IFRK4",
+    "IMEX",
+    "INTEGRATORS",
+    "RK4",
+    "SOLVERS",
+    "BlowUpError",
+    "CFLStep",
+    "Equation",
+    "FixedStep",
+    "Integrator",
+    "NavierStokes",
+    "Poisson",
+    "RunConfig",
+    "SpectralGrid",
+    "diagnostics",
+    "initial_conditions",
+    "simulate",
+]

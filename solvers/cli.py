@@ -1,0 +1,166 @@
+"""Command line: ``python -m solvers run navier-stokes --ic taylor-green ...`` and ``python -m solvers list``.
+
+Exit status: 0 done; 2 bad input (reported before any compute); 3 blow-up (NaN/inf; the last good checkpoint
+is kept); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Sequence
+
+EXIT_BAD_INPUT, EXIT_BLOW_UP = 2, 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m solvers", description="Spectral PDE solvers on sharded JAX meshes.")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="print the equations, initial conditions and integrators on offer")
+    r = sub.add_parser("run", help="run a simulation", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                       epilog="Example: python -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 "
+                              "--t-end 2 --out runs/tgv")
+    r.add_argument("equation", help="equation name (see `list`)")
+    r.add_argument("--ic", default="taylor-green", help="initial condition (see `list`)")
+    r.add_argument("--n", type=int, default=64, help="grid points per direction")
+    visc = r.add_mutually_exclusive_group()
+    visc.add_argument("--re", type=float, default=1600.0, help="Reynolds number, nu = 1 / Re")
+    visc.add_argument("--nu", type=float, default=None, help="kinematic viscosity (instead of --re)")
+    r.add_argument("--t-end", type=float, default=1.0, help="final time")
+    r.add_argument("--out", default=None, help="output directory (default runs/EQUATION-IC)")
+    r.add_argument("--mesh", default="slab", help="decomposition: slab or pencil")
+    r.add_argument("--dtype", default="float32", help="float32 or float64")
+    r.add_argument("--integrator", default="rk4", help="time integrator (see `list`)")
+    step = r.add_mutually_exclusive_group()
+    step.add_argument("--dt", type=float, default=None, help="fixed time step (default: CFL-adaptive)")
+    step.add_argument("--cfl", type=float, default=0.5, help="CFL number of the adaptive time step")
+    r.add_argument("--dt-max", type=float, default=0.1, help="largest adaptive time step")
+    r.add_argument("--dealias", default="2/3", help="2/3 (truncation), 3/2 (padding) or none")
+    r.add_argument("--backend", default="native", help="xfft backend for every transform")
+    r.add_argument("--box-length", type=float, default=2 * math.pi, help="side of the periodic box")
+    r.add_argument("--seed", type=int, default=0, help="seed of random-isotropic")
+    r.add_argument("--k0", type=float, default=4.0, help="spectral peak of random-isotropic")
+    r.add_argument("--energy", type=float, default=0.5, help="initial energy of random-isotropic")
+    r.add_argument("--forcing-epsilon", type=float, default=0.0,
+                   help="linear forcing (Lundgren) injecting this power; 0 = decaying")
+    r.add_argument("--diag-every", type=int, default=10, help="diagnostics CSV row every N steps")
+    r.add_argument("--checkpoint-every", type=int, default=0, help="checkpoint every N steps (0: only at the end)")
+    r.add_argument("--keep", type=int, default=2, help="checkpoints kept")
+    r.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    r.add_argument("--overwrite", action="store_true", help="discard a previous run in --out")
+    r.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (counted from 0)")
+    r.add_argument("--cpu-devices", type=int, default=8,
+                   help="virtual CPU devices when there is no accelerator and nothing else configured them")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    return p
+
+
+def _setup_devices(cpu_devices: int) -> None:
+    """Join a multi-process run if the environment says so, else default to ``cpu_devices`` CPU devices.
+
+    Must run before JAX creates its backends. Nothing is changed when the user or a launcher configured the
+    devices (``XLA_FLAGS`` device count, ``JAX_NUM_CPU_DEVICES``, ``XFFT_CPU_DEVICES``).
+    """
+    try:
+        from xfft import distributed
+    except ImportError:
+        distributed = None
+    if distributed is not None:
+        spec = distributed.detect(resolve=False)
+        if spec.multi_process or spec.cpu_devices is not None:
+            distributed.initialize()
+            return
+    elif any(int(os.environ.get(v, "1") or 1) > 1 for v in ("SLURM_STEP_NUM_TASKS", "OMPI_COMM_WORLD_SIZE")):
+        import jax
+
+        jax.distributed.initialize()
+        return
+    configured = ("xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
+                  or os.environ.get("JAX_NUM_CPU_DEVICES") or os.environ.get("XFFT_CPU_DEVICES"))
+    if not configured:
+        import jax
+
+        try:
+            jax.config.update("jax_num_cpu_devices", cpu_devices)
+        except RuntimeError:
+            pass  # backends already up (called from a live Python session): keep what is there
+
+
+def _config(ns: argparse.Namespace):
+    from ._run import RunConfig
+
+    if ns.nu is None and not ns.re > 0:
+        raise ValueError(f"--re must be positive (it sets nu = 1/Re), got {ns.re}")
+    nu = ns.nu if ns.nu is not None else 1.0 / ns.re
+    return RunConfig(
+        equation=ns.equation, ic=ns.ic, n=ns.n, nu=nu, t_end=ns.t_end,
+        out=ns.out or os.path.join("runs", f"{ns.equation}-{ns.ic}"), mesh=ns.mesh, dtype=ns.dtype,
+        integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias, backend=ns.backend,
+        box_length=ns.box_length, seed=ns.seed, k0=ns.k0, energy=ns.energy, forcing_epsilon=ns.forcing_epsilon,
+        diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,
+        overwrite=ns.overwrite, max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots)
+
+
+def _list() -> str:
+    from ._grid import DEALIAS
+    from .equations import EQUATIONS, SOLVERS
+    from .integrators import INTEGRATORS
+
+    lines = ["equations (python -m solvers run NAME):"]
+    for name, cls in EQUATIONS.items():
+        lines.append(f"  {name:<20} {cls.description}")
+        lines.append(f"  {'':<20} initial conditions (--ic): {', '.join(cls.initial_conditions)}")
+    lines.append("steady solvers (Python API):")
+    for name, cls in SOLVERS.items():
+        lines.append(f"  {name:<20} {cls.description}")
+    lines.append("integrators (--integrator):")
+    for name, cls in INTEGRATORS.items():
+        lines.append(f"  {name:<20} order {cls.order}: {cls.description}")
+    lines.append("time step: --dt DT (fixed) or --cfl C (adaptive, default 0.5)")
+    lines.append(f"dealiasing (--dealias): {', '.join(DEALIAS)}")
+    lines.append("meshes (--mesh): slab, pencil")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m solvers`` and the ``xfft-solve`` console script; returns the exit status."""
+    ns = _parser().parse_args(argv)
+    if ns.command == "list":
+        print(_list())
+        return 0
+    prog = "python -m solvers"
+    try:
+        _setup_devices(ns.cpu_devices)
+        cfg = _config(ns)
+        from ._run import validate
+
+        validate(cfg)
+    except ValueError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    import jax
+
+    if cfg.dtype == "float64":
+        jax.config.update("jax_enable_x64", True)
+    from ._run import BlowUpError, ConfigError, simulate
+
+    try:
+        summary = simulate(cfg)
+    except ConfigError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BlowUpError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return EXIT_BLOW_UP
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; resume with --resume from the last checkpoint", file=sys.stderr)
+        return 130
+    if jax.process_index() == 0:
+        final = summary.get("final") or {}
+        e = f", E = {final['energy']:.8g}" if "energy" in final else ""
+        print(f"done: {summary['steps']} steps to t = {summary['t']:.6g}{e} on {summary['devices']} devices "
+              f"{summary['mesh']} in {summary['wall_s']:.1f} s; outputs in {cfg.out}", flush=True)
+    return 0

@@ -1,0 +1,17 @@
+"""Time integrators, one per file, each a subclass of :class:`Integrator`; ``INTEGRATORS`` maps names."""
+
+from ._base import Integrator as Integrator
+from ._base import phi_functions as phi_functions
+from ._timestep import CFLStep as CFLStep
+from ._timestep import FixedStep as FixedStep
+from .etdrk4 import ETDRK4 as ETDRK4
+from .ifrk4 import IFRK4 as IFRK4
+from .imex import ARS443 as ARS443
+from .imex import IMEX as IMEX
+from .imex import Tableau as Tableau
+from .rk4 import RK4 as RK4
+
+INTEGRATORS: dict[str, type[Integrator]] = {c.name: c for c in (RK4, ETDRK4, IFRK4, IMEX)}
+
+__all__ = ["ARS443", "CFLStep", "ETDRK4", "FixedStep", "IFRK4", "IMEX", "INTEGRATORS", "Integrator", "RK4",
+           "Tableau", "phi_functions"]

@@ -1,0 +1,79 @@
+"""IMEX Runge-Kutta: nonlinear part explicit, linear part implicit (diagonal, so the solve is a division)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+from ..equations._base import State, apply_linear
+from ._base import Integrator, lin_map
+
+
+@dataclass(frozen=True)
+class Tableau:
+    """A pair of Butcher tableaux (explicit ``a_ex, b_ex``; implicit ``a_im, b_im``; shared ``c``)."""
+
+    a_ex: tuple[tuple[float, ...], ...]
+    b_ex: tuple[float, ...]
+    a_im: tuple[tuple[float, ...], ...]
+    b_im: tuple[float, ...]
+    c: tuple[float, ...]
+    order: int
+
+
+#: ARS(4,4,3) of Ascher, Ruuth & Spiteri (Appl. Numer. Math. 25, 151, 1997): L-stable, stiffly accurate, 3rd order.
+ARS443 = Tableau(
+    a_ex=((0, 0, 0, 0, 0), (1 / 2, 0, 0, 0, 0), (11 / 18, 1 / 18, 0, 0, 0), (5 / 6, -5 / 6, 1 / 2, 0, 0),
+          (1 / 4, 7 / 4, 3 / 4, -7 / 4, 0)),
+    b_ex=(1 / 4, 7 / 4, 3 / 4, -7 / 4, 0),
+    a_im=((0, 0, 0, 0, 0), (0, 1 / 2, 0, 0, 0), (0, 1 / 6, 1 / 2, 0, 0), (0, -1 / 2, 1 / 2, 1 / 2, 0),
+          (0, 3 / 2, -3 / 2, 1 / 2, 1 / 2)),
+    b_im=(0, 3 / 2, -3 / 2, 1 / 2, 1 / 2),
+    c=(0, 1 / 2, 2 / 3, 1 / 2, 1),
+    order=3,
+)
+
+
+class IMEX(Integrator):
+    """Additive IMEX Runge-Kutta (default ARS(4,4,3), 3rd order, 4 nonlinear evaluations per step)."""
+
+    name = "imex"
+    description = "IMEX Runge-Kutta ARS(4,4,3): nonlinear explicit, linear implicit, 3rd order"
+    order = 3
+
+    def __init__(self, equation, tableau: Tableau = ARS443):
+        super().__init__(equation)
+        self.tableau = tableau
+
+    def coefficients(self, dt: jax.Array):
+        lin = self.equation.linear()
+        diag = sorted({a[i] for i, a in enumerate(self.tableau.a_im) if a[i] != 0})
+        return {g: lin_map(lambda a, g=g: 1 / (1 - g * dt * a), lin) for g in diag}
+
+    def step(self, state: State, t: jax.Array, dt: jax.Array, inv) -> State:
+        eq, tab = self.equation, self.tableau
+        lin = eq.linear()
+        s = len(tab.c)
+        nl, li = [None] * s, [None] * s
+
+        def acc(terms):
+            out = state
+            for coef, x in terms:
+                if coef != 0:
+                    out = jax.tree.map(lambda o, v, coef=coef: o + (dt * coef) * v, out, x)
+            return out
+
+        for i in range(s):
+            rhs = acc([(tab.a_ex[i][j], nl[j]) for j in range(i)] + [(tab.a_im[i][j], li[j]) for j in range(i)])
+            g = tab.a_im[i][i]
+            y = apply_linear(inv[g], rhs) if g != 0 else rhs
+            if i == s - 1 and tab.b_im == tab.a_im[-1] and tab.b_ex == tab.a_ex[-1]:
+                return y  # stiffly accurate: the last stage is the solution
+            li[i] = apply_linear(lin, y)
+            if any(tab.a_ex[r][i] for r in range(i + 1, s)) or tab.b_ex[i]:
+                nl[i] = eq.nonlinear(y, t + tab.c[i] * dt)
+            else:
+                nl[i] = jax.tree.map(jnp.zeros_like, y)
+        return acc([(b, n) for b, n in zip(tab.b_ex, nl)] + [(b, x) for b, x in zip(tab.b_im, li)])

@@ -1,0 +1,107 @@
+"""The command line, run as users run it (subprocesses with hard deadlines): list, bad input (exit 2 before any
+compute), a real run with plots and the default 8 CPU devices, resume, blow-up (exit 3), the local launcher."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solvers.io import read_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ["run", "navier-stokes", "--ic", "taylor-green", "--n", "16", "--dtype", "float64"]
+
+
+def _env(keep_device_flags: bool = True) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if not keep_device_flags:  # what a user's shell looks like: nothing configures the devices
+        env.pop("XLA_FLAGS", None)
+        env.pop("JAX_NUM_CPU_DEVICES", None)
+    return env
+
+
+def cli(*args, timeout=180, env=None, module=("-m", "solvers")):
+    return subprocess.run([sys.executable, *module, *args], cwd=ROOT, env=env or _env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_list_names_everything_on_offer():
+    r = cli("list", timeout=60)
+    assert r.returncode == 0, r.stderr
+    for name in ("navier-stokes", "taylor-green", "abc", "random-isotropic", "poisson", "rk4", "etdrk4", "ifrk4",
+                 "imex", "slab", "pencil", "2/3", "3/2"):
+        assert name in r.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["run", "euler"], "unknown equation 'euler'; available: navier-stokes"),
+    (["run", "navier-stokes", "--ic", "vortex-ring"], "unknown initial condition 'vortex-ring'"),
+    (RUN + ["--nu", "-0.1"], "viscosity must be >= 0"),
+    (RUN + ["--re", "-5"], "--re must be positive"),
+    (["run", "navier-stokes", "--n", "12"], "mesh of 8 devices cannot hold a 12^3 grid"),
+    (RUN + ["--integrator", "euler"], "unknown integrator 'euler'"),
+    (RUN + ["--out", "FILE/sub"], "is not writable"),
+])
+def test_bad_input_exits_2_before_any_compute(tmp_path, args, message):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    args = [a.replace("FILE", str(blocker)) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "out")]
+    r = cli(*args, timeout=90)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "out" / "diagnostics.csv").exists() and not (tmp_path / "out" / "checkpoints").exists()
+
+
+def test_run_plots_resume_and_the_local_launcher(tmp_path):
+    out = tmp_path / "tgv"
+    r = cli(*RUN, "--t-end", "0.2", "--dt", "0.05", "--out", str(out), "--diag-every", "1", env=_env(False))
+    assert r.returncode == 0, r.stderr
+    assert "done: 4 steps to t = 0.2" in r.stdout and "E=" in r.stderr  # summary line and progress bar
+    info = json.loads((out / "run.json").read_text())
+    assert info["devices"] == 8 and info["mesh"] == {"x": 8}  # the CLI's own default: 8 CPU devices
+    for png in ("energy.png", "spectrum.png", "vorticity.png", "summary.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = read_csv(out / "diagnostics.csv")
+    assert [int(r["step"]) for r in rows] == [0, 1, 2, 3, 4] and float(rows[0]["energy"]) == 0.125
+    mp = tmp_path / "mp"
+    shutil.copytree(out, mp)  # the single-process run's checkpoint (step 4, t = 0.2), for the launcher below
+    # --resume continues the same run further
+    r = cli(*RUN, "--t-end", "0.3", "--dt", "0.05", "--out", str(out), "--diag-every", "1", "--resume",
+            "--no-plots", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert [int(r["step"]) for r in read_csv(out / "diagnostics.csv")] == [0, 1, 2, 3, 4, 5, 6]
+    # The same command under the local launcher (2 processes x 4 CPU devices) resumes the checkpoint written by
+    # 1 process x 8 devices and gives the same numbers.
+    r = cli("-n", "2", "--devices-per-process", "4", "--timeout", "200", "-m", "solvers", *RUN, "--t-end", "0.3",
+            "--dt", "0.05", "--out", str(mp), "--diag-every", "1", "--resume", "--no-progress", "--no-plots",
+            module=("-m", "xfft.launch"), env=_env(False), timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert json.loads((mp / "run.json").read_text())["processes"] == 2
+    single, multi = read_csv(out / "diagnostics.csv"), read_csv(mp / "diagnostics.csv")
+    assert [int(r["step"]) for r in multi] == [0, 1, 2, 3, 4, 5, 6]
+    for a, b in zip(single, multi, strict=True):
+        for col in ("t", "energy", "enstrophy"):
+            assert float(b[col]) == pytest.approx(float(a[col]), rel=1e-13)
+
+
+def test_blow_up_exits_3_naming_step_and_time(tmp_path):
+    out = tmp_path / "boom"
+    r = cli("run", "navier-stokes", "--ic", "random-isotropic", "--energy", "50", "--n", "16", "--nu", "0",
+            "--dt", "0.5", "--t-end", "100", "--checkpoint-every", "1", "--keep", "5", "--out", str(out),
+            "--no-progress", "--no-plots")
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    line = r.stderr.strip().splitlines()[-1]
+    assert "blow-up: the solution became NaN/inf at step" in line and "(t = " in line
+    step = int(line.split("at step ")[1].split()[0])
+    assert f"last good checkpoint: step {step - 1}" in line
+    kept = sorted(int(p.name) for p in (out / "checkpoints").iterdir() if p.name.isdigit())
+    assert kept[-1] == step - 1
+    assert np.isfinite([float(r["energy"]) for r in read_csv(out / "diagnostics.csv")]).all()
