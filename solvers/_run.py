@@ -23,7 +23,7 @@ from .integrators import INTEGRATORS, CFLStep, FixedStep
 
 #: config fields a resumed run must share with the checkpoint (the physics and the discretization)
 _PHYSICS = ("equation", "ic", "n", "nu", "dtype", "dealias", "integrator", "dt", "cfl", "dt_max", "box_length",
-            "seed", "k0", "energy", "forcing_epsilon")
+            "seed", "k0", "energy", "forcing_epsilon", "params")
 
 
 _ORDER = ("energy", "enstrophy", "dissipation", "injection", "max_div", "cfl")
@@ -75,6 +75,8 @@ class RunConfig:
     max_steps: int | None = None
     progress: bool = True
     plots: bool = True
+    #: equation-specific parameters (``--param KEY=VALUE``), read by ``Equation.from_config``
+    params: dict = dataclasses.field(default_factory=dict)
 
     def physics(self) -> dict:
         return {k: getattr(self, k) for k in _PHYSICS}
@@ -139,13 +141,16 @@ def build(cfg: RunConfig, mesh=None):
     Raises:
       ConfigError: the mesh cannot hold the grid (too many devices for the resolution), or bad parameters.
     """
+    geometry = EQUATIONS[cfg.equation].grid_geometry(cfg)
+    shp = geometry["shape"]
+    shape_txt = f"{shp[0]}^{len(shp)}" if len(set(shp)) == 1 else "x".join(map(str, shp))
     try:
         mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh)
-        grid = SpectralGrid(cfg.n, mesh, box_length=cfg.box_length, dtype=jnp.dtype(cfg.dtype),
-                            dealias=cfg.dealias, backend=cfg.backend)
+        grid = SpectralGrid(geometry["shape"], mesh, ndim=len(geometry["shape"]), box_length=geometry["box_length"],
+                            dtype=jnp.dtype(cfg.dtype), dealias=cfg.dealias, backend=cfg.backend)
     except ValueError as e:
-        raise ConfigError(f"a {cfg.mesh} mesh of {jax.device_count()} devices cannot hold a {cfg.n}^3 grid "
-                          f"(dealias {cfg.dealias}): {e}") from None
+        raise ConfigError(f"a {cfg.mesh} mesh of {jax.device_count()} devices cannot hold a "
+                          f"{shape_txt} grid (dealias {cfg.dealias}): {e}") from None
     try:
         eq = EQUATIONS[cfg.equation].from_config(grid, cfg)
     except ValueError as e:

@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
                        epilog="Example: python -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 "
                               "--t-end 2 --out runs/tgv")
     r.add_argument("equation", help="equation name (see `list`)")
-    r.add_argument("--ic", default="taylor-green", help="initial condition (see `list`)")
+    r.add_argument("--ic", default=None, help="initial condition (see `list`; default: the equation's first)")
     r.add_argument("--n", type=int, default=64, help="grid points per direction")
     visc = r.add_mutually_exclusive_group()
     visc.add_argument("--re", type=float, default=1600.0, help="Reynolds number, nu = 1 / Re")
@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="virtual CPU devices when there is no accelerator and nothing else configured them")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="equation-specific parameter (repeatable; see `list`)")
     return p
 
 
@@ -95,9 +97,24 @@ def _config(ns: argparse.Namespace):
     if ns.nu is None and not ns.re > 0:
         raise ValueError(f"--re must be positive (it sets nu = 1/Re), got {ns.re}")
     nu = ns.nu if ns.nu is not None else 1.0 / ns.re
+    from .equations import EQUATIONS
+
+    ic = ns.ic
+    if ic is None:
+        ics = list(EQUATIONS[ns.equation].initial_conditions) if ns.equation in EQUATIONS else []
+        ic = ics[0] if ics else "taylor-green"
+    params = {}
+    for item in ns.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
+        try:
+            params[key.strip()] = float(value)
+        except ValueError:
+            params[key.strip()] = value.strip()
     return RunConfig(
-        equation=ns.equation, ic=ns.ic, n=ns.n, nu=nu, t_end=ns.t_end,
-        out=ns.out or os.path.join("runs", f"{ns.equation}-{ns.ic}"), mesh=ns.mesh, dtype=ns.dtype,
+        equation=ns.equation, ic=ic, n=ns.n, nu=nu, t_end=ns.t_end, params=params,
+        out=ns.out or os.path.join("runs", f"{ns.equation}-{ic}"), mesh=ns.mesh, dtype=ns.dtype,
         integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias, backend=ns.backend,
         box_length=ns.box_length, seed=ns.seed, k0=ns.k0, energy=ns.energy, forcing_epsilon=ns.forcing_epsilon,
         diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,

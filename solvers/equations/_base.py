@@ -36,8 +36,19 @@ class Equation(abc.ABC):
 
     @classmethod
     def from_config(cls, grid: SpectralGrid, cfg: Any) -> Equation:
-        """Build from a :class:`~solvers.RunConfig` (the CLI); equations with parameters override this."""
+        """Build from a :class:`~solvers.RunConfig` (the CLI); equations with parameters override this.
+
+        Equation-specific parameters arrive in ``cfg.params`` (``--param KEY=VALUE``, values parsed as float
+        when possible); raise ``ValueError`` naming the parameter for unknown keys or bad values.
+        """
+        if cfg.params:
+            raise ValueError(f"{cls.name} takes no --param options, got {sorted(cfg.params)}")
         return cls(grid)
+
+    @classmethod
+    def grid_geometry(cls, cfg: Any) -> dict:
+        """Grid for a CLI run: ``{"shape": (n, n, n), "box_length": L}``; 2D or anisotropic equations override."""
+        return {"shape": (cfg.n,) * 3, "box_length": cfg.box_length}
 
     @abc.abstractmethod
     def linear(self) -> State:
