@@ -2,7 +2,8 @@
 
 Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :func:`ixrfft3d` and the n-dim
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`),
-sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`.
+sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`. Multi-process runs:
+:mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
 
 from ._fft import ixfft3d as ixfft3d
