@@ -155,7 +155,10 @@ def build(cfg: RunConfig, mesh=None):
         eq = EQUATIONS[cfg.equation].from_config(grid, cfg)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    integ = INTEGRATORS[cfg.integrator](eq)
+    try:
+        integ = INTEGRATORS[cfg.integrator](eq)
+    except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
+        raise ConfigError(f"--integrator {cfg.integrator} cannot advance {cfg.equation}: {e}") from None
     controller = FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
     return grid, eq, integ, controller
 

@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="output directory (default runs/EQUATION-IC)")
     r.add_argument("--mesh", default="slab", help="decomposition: slab or pencil")
     r.add_argument("--dtype", default="float32", help="float32 or float64")
-    r.add_argument("--integrator", default="rk4", help="time integrator (see `list`)")
+    r.add_argument("--integrator", default=None, help="time integrator (see `list`; default: the equation's own)")
     step = r.add_mutually_exclusive_group()
     step.add_argument("--dt", type=float, default=None, help="fixed time step (default: CFL-adaptive)")
     step.add_argument("--cfl", type=float, default=0.5, help="CFL number of the adaptive time step")
@@ -103,6 +103,9 @@ def _config(ns: argparse.Namespace):
     if ic is None:
         ics = list(EQUATIONS[ns.equation].initial_conditions) if ns.equation in EQUATIONS else []
         ic = ics[0] if ics else "taylor-green"
+    integrator = ns.integrator
+    if integrator is None:
+        integrator = getattr(EQUATIONS.get(ns.equation), "default_integrator", "rk4")
     params = {}
     for item in ns.param:
         key, sep, value = item.partition("=")
@@ -115,7 +118,7 @@ def _config(ns: argparse.Namespace):
     return RunConfig(
         equation=ns.equation, ic=ic, n=ns.n, nu=nu, t_end=ns.t_end, params=params,
         out=ns.out or os.path.join("runs", f"{ns.equation}-{ic}"), mesh=ns.mesh, dtype=ns.dtype,
-        integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias, backend=ns.backend,
+        integrator=integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias, backend=ns.backend,
         box_length=ns.box_length, seed=ns.seed, k0=ns.k0, energy=ns.energy, forcing_epsilon=ns.forcing_epsilon,
         diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,
         overwrite=ns.overwrite, max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots)
@@ -129,7 +132,8 @@ def _list() -> str:
     lines = ["equations (python -m solvers run NAME):"]
     for name, cls in EQUATIONS.items():
         lines.append(f"  {name:<20} {cls.description}")
-        lines.append(f"  {'':<20} initial conditions (--ic): {', '.join(cls.initial_conditions)}")
+        lines.append(f"  {'':<20} initial conditions (--ic): {', '.join(cls.initial_conditions)}; "
+                     f"default integrator: {cls.default_integrator}")
     lines.append("steady solvers (Python API):")
     for name, cls in SOLVERS.items():
         lines.append(f"  {name:<20} {cls.description}")

@@ -28,6 +28,8 @@ class Equation(abc.ABC):
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    #: integrator the CLI uses when ``--integrator`` is not given
+    default_integrator: ClassVar[str] = "rk4"
     #: name -> function ``(equation, **params) -> state``
     initial_conditions: ClassVar[dict[str, Callable[..., State]]] = {}
 

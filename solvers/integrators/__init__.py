@@ -10,8 +10,12 @@ from .imex import ARS443 as ARS443
 from .imex import IMEX as IMEX
 from .imex import Tableau as Tableau
 from .rk4 import RK4 as RK4
+from .split_step import ImaginaryTimeSplitStep as ImaginaryTimeSplitStep
+from .split_step import SplitStep as SplitStep
 
 INTEGRATORS: dict[str, type[Integrator]] = {c.name: c for c in (RK4, ETDRK4, IFRK4, IMEX)}
+INTEGRATORS.update({c.name: c for c in (SplitStep, ImaginaryTimeSplitStep)})
 
 __all__ = ["ARS443", "CFLStep", "ETDRK4", "FixedStep", "IFRK4", "IMEX", "INTEGRATORS", "Integrator", "RK4",
            "Tableau", "phi_functions"]
+__all__ += ["ImaginaryTimeSplitStep", "SplitStep"]

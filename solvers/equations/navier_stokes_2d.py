@@ -1,0 +1,158 @@
+"""2D incompressible Navier-Stokes in vorticity form, pseudo-spectral, dealiased, optional Kolmogorov forcing."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from .. import diagnostics as diag
+from .. import initial_conditions as ics
+from .._grid import SpectralGrid
+from ._base import Equation
+
+
+def _from_physical(eq: NavierStokes2D, fn) -> jax.Array:
+    g = eq.grid
+    return jax.jit(lambda x, y: g.dealias(g.rfft(fn(x, y))))(*g.coordinates())
+
+
+def _taylor_green(eq: NavierStokes2D, **_) -> jax.Array:
+    """``u = v0 (sin kx cos ky, -cos kx sin ky)``, ``omega = 2 k v0 sin kx sin ky`` (k = ``mode``, 2 pi box)."""
+    k, v0 = eq.mode, eq.amplitude
+    return _from_physical(eq, lambda x, y: 2 * k * v0 * jnp.sin(k * x) * jnp.sin(k * y))
+
+
+def _kolmogorov(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0, **_) -> jax.Array:
+    """The laminar Kolmogorov state plus ``amplitude`` times a random unit-energy field (``seed``, ``k0``)."""
+    if eq.forcing <= 0:
+        raise ValueError("the kolmogorov initial condition needs --param forcing=F > 0")
+    lam = _from_physical(eq, eq.laminar)
+    if eq.amplitude == 0:
+        return lam
+    return lam + eq.amplitude * _random(eq, seed=seed, k0=k0, energy=1.0)
+
+
+def _random(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0, energy: float = 0.5, **_) -> jax.Array:
+    """Vorticity of :func:`~solvers.initial_conditions.random_isotropic` in 2D (shell spectrum peaked at k0)."""
+    u_hat = ics.random_isotropic(eq.grid, seed=seed, k0=k0, energy=energy)
+    return jax.jit(eq.grid.curl)(u_hat)
+
+
+class NavierStokes2D(Equation):
+    """``omega_t + u . grad omega = nu lap omega - mu omega + f_omega`` for the vorticity spectrum ``w_hat``.
+
+    ``u = (d_y psi, -d_x psi)`` with ``lap psi = -omega``. Per nonlinear evaluation ``u`` and ``grad omega``
+    go to physical space in one batched inverse transform (4 fields) and ``u . grad omega`` comes back in one
+    forward transform, dealiased by the grid's rule. Kolmogorov forcing ``f = F sin(k_f y) x_hat`` enters as
+    ``f_omega = -F k_f cos(k_f y)``; its laminar state ``omega = -F / (nu k_f) cos(k_f y)`` is an exact
+    steady solution (``mu = 0``).
+
+    Args:
+      grid: a 2D :class:`~solvers.SpectralGrid` (axes x, y).
+      nu: kinematic viscosity (>= 0). drag: linear (Ekman) drag ``mu`` (>= 0).
+      forcing: ``F`` (0: decaying). kf: forcing mode number (``k_f = 2 pi kf / Ly``).
+      amplitude, mode: initial-condition parameters (Taylor-Green speed and mode; Kolmogorov perturbation).
+
+    State: ``w_hat`` complex ``grid.spectral_shape`` with ``grid.spectral_sharding()``.
+
+    Raises:
+      ValueError: a grid that is not 2D, negative or non-finite nu/drag, or a bad kf.
+    """
+
+    name = "navier-stokes-2d"
+    description = "2D incompressible Navier-Stokes, vorticity form (dealiased; Kolmogorov forcing, drag)"
+    initial_conditions = {"taylor-green": _taylor_green, "kolmogorov": _kolmogorov, "random": _random}
+    _params = ("forcing", "kf", "drag", "amplitude", "mode")
+
+    def __init__(self, grid: SpectralGrid, nu: float, forcing: float = 0.0, kf: int = 4, drag: float = 0.0,
+                 amplitude: float = 1.0, mode: int = 1):
+        super().__init__(grid)
+        if grid.ndim != 2:
+            raise ValueError(f"navier-stokes-2d needs a 2D grid, got shape {grid.shape}")
+        for key, v in (("nu", nu), ("drag", drag)):
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"navier-stokes-2d: {key} must be finite and >= 0, got {v}")
+        if not (float(kf) == int(kf) and 0 < int(kf) < grid.shape[1] // 3):
+            raise ValueError(f"navier-stokes-2d: kf must be an integer in 1..{grid.shape[1] // 3 - 1}, got {kf}")
+        if float(mode) != int(mode) or int(mode) < 1:
+            raise ValueError(f"navier-stokes-2d: mode must be a positive integer, got {mode}")
+        self.nu, self.drag, self.forcing, self.kf = float(nu), float(drag), float(forcing), int(kf)
+        self.amplitude, self.mode = float(amplitude), int(mode)
+        self.kf_phys = 2 * math.pi * self.kf / grid.box_length[1]
+
+    @classmethod
+    def from_config(cls, grid: SpectralGrid, cfg) -> NavierStokes2D:
+        bad = sorted(set(cfg.params) - set(cls._params))
+        if bad:
+            raise ValueError(f"{cls.name}: unknown --param {', '.join(bad)}; allowed: {', '.join(cls._params)}")
+        for k, v in cfg.params.items():
+            if not isinstance(v, float):
+                raise ValueError(f"{cls.name}: --param {k} must be a number, got {v!r}")
+        return cls(grid, nu=cfg.nu, **cfg.params)
+
+    @classmethod
+    def grid_geometry(cls, cfg) -> dict:
+        return {"shape": (cfg.n, cfg.n), "box_length": cfg.box_length}
+
+    def abstract_state(self) -> jax.ShapeDtypeStruct:
+        g = self.grid
+        return jax.ShapeDtypeStruct(g.spectral_shape, g.cdtype, sharding=g.spectral_sharding())
+
+    # ----- physics ---------------------------------------------------------------------------------
+    def laminar(self, x: jax.Array, y: jax.Array) -> jax.Array:
+        """Laminar Kolmogorov vorticity ``-F / (nu k_f) cos(k_f y)`` (physical space; steady for drag = 0)."""
+        return -self.forcing / (self.nu * self.kf_phys) * jnp.cos(self.kf_phys * y) + 0 * x
+
+    def velocity(self, w_hat: jax.Array) -> jax.Array:
+        """Velocity spectrum ``(2, ...)`` from the vorticity: ``psi = omega / k^2``, ``u = (d_y psi, -d_x psi)``."""
+        g = self.grid
+        kx, ky = g.k
+        psi = -g.inv_laplacian(w_hat)
+        return jnp.stack([1j * ky * psi, -1j * kx * psi])
+
+    def forcing_hat(self) -> jax.Array:
+        """Spectrum of ``f_omega = -F k_f cos(k_f y)``: ``-F k_f / 2`` on the mode ``(0, kf)`` of the half spectrum."""
+        g = self.grid
+        kx, ky = g.k_full
+        my = jnp.rint(ky * (g.box_length[1] / (2 * math.pi)))
+        return jnp.where((kx == 0) & (my == self.kf), -0.5 * self.forcing * self.kf_phys, 0).astype(g.cdtype)
+
+    def linear(self) -> jax.Array:
+        return (-self.nu * self.grid.k2() - self.drag).astype(self.grid.dtype)
+
+    def nonlinear(self, w_hat: jax.Array, t: jax.Array) -> jax.Array:
+        g = self.grid
+        f = g.to_physical(jnp.concatenate([self.velocity(w_hat), g.grad(w_hat)]))
+        out = -g.from_physical(f[0] * f[2] + f[1] * f[3])
+        if self.forcing != 0:
+            out = out + self.forcing_hat()
+        return out
+
+    # ----- diagnostics -------------------------------------------------------------------------------
+    def energy(self, w_hat: jax.Array) -> jax.Array:
+        """``E = <|u|^2> / 2 = sum_k |omega_k|^2 / (2 k^2)``."""
+        k2 = self.grid.k2()
+        return 0.5 * self.grid.mean_square(w_hat, jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0))
+
+    def max_rate(self, w_hat: jax.Array) -> jax.Array:
+        return diag.max_rate(self.grid, self.velocity(w_hat))
+
+    def diagnostics(self, w_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
+        g = self.grid
+        e, z = self.energy(w_hat), 0.5 * g.mean_square(w_hat)
+        out = {"energy": e, "enstrophy": z, "palinstrophy": 0.5 * g.mean_square(w_hat, g.k2()),
+               "dissipation": 2 * self.nu * z + 2 * self.drag * e, "cfl": dt * self.max_rate(w_hat)}
+        if self.forcing != 0:  # <f . u> = <f_omega psi> (polarization of Parseval sums)
+            f, psi = self.forcing_hat(), -g.inv_laplacian(w_hat)
+            out["injection"] = 0.25 * (g.mean_square(f + psi) - g.mean_square(f - psi))
+        return out
+
+    def spectrum(self, w_hat: jax.Array) -> jax.Array:
+        k2 = self.grid.k2()
+        return self.grid.radial_sum(0.5 * jnp.where(k2 > 0, (w_hat.real ** 2 + w_hat.imag ** 2) /
+                                                    jnp.where(k2 > 0, k2, 1), 0))
+
+    def plot_field(self, w_hat: jax.Array) -> tuple[str, jax.Array]:
+        return "vorticity", diag._replicate(self.grid, self.grid.irfft(w_hat))

@@ -1,0 +1,202 @@
+"""Schroedinger-Poisson (self-gravitating scalar field, fuzzy dark matter) and the Schroedinger base class.
+
+``i dpsi/dt = -1/2 lap psi + V psi`` with ``lap V = 4 pi G (|psi|^2 - rho0)`` (hbar = m = 1, ``rho0`` the mean
+density: the Jeans swindle). The potential comes from :class:`~solvers.Poisson` on the sharded grid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+import xfft
+
+from .._grid import SpectralGrid
+from ._base import Equation
+from .poisson import Poisson
+
+
+class Schrodinger(Equation):
+    """``i dpsi/dt = -1/2 lap psi + V(psi, t) psi`` for a complex wavefunction; subclasses define :meth:`potential`.
+
+    State: the full (c2c) spectrum ``psi_hat = xfftn(psi, norm="forward")``, complex ``grid.shape``, sharded
+    like :attr:`spectral_sharding` (slab ``P(None, 'x', None)``). ``linear() = -i k^2 / 2`` and
+    ``nonlinear = -i F[V psi]``, so every integrator runs it; the unitary split-step schemes
+    (:class:`~solvers.integrators.split_step.SplitStep`) use :meth:`to_real`, :meth:`from_real` and
+    :meth:`potential` directly. Integrals (mass, energies) are over the box volume.
+    """
+
+    default_integrator = "split-step"
+    #: equation parameters (``--param``) and their defaults; the rest of ``ic_defaults`` are IC parameters
+    params: dict[str, float] = {}
+    ic_defaults: dict[str, float] = {}
+
+    def __init__(self, grid: SpectralGrid, **ic_params: float):
+        super().__init__(grid)
+        unknown = sorted(set(ic_params) - set(self.ic_defaults))
+        if unknown:
+            raise ValueError(f"{self.name}: unknown parameter(s) {unknown}")
+        self.ic_params = {**self.ic_defaults, **{k: float(v) for k, v in ic_params.items()}}
+        g = grid
+        self.real_sharding = g.real_sharding()
+        self.spectral_sharding = xfft.spectral_sharding(self.real_sharding, g.shape, real=False, ndim=g.ndim)
+        self.volume = math.prod(g.box_length)
+
+    @classmethod
+    def from_config(cls, grid: SpectralGrid, cfg) -> Schrodinger:
+        known = set(cls.params) | set(cls.ic_defaults)
+        bad = sorted(set(cfg.params) - known)
+        if bad:
+            raise ValueError(f"{cls.name}: unknown --param {bad}; known: {sorted(known)}")
+        for k, v in cfg.params.items():
+            if not isinstance(v, float) or not math.isfinite(v):
+                raise ValueError(f"{cls.name}: --param {k} must be a finite number, got {v!r}")
+        phys = {k: cfg.params.get(k, d) for k, d in cls.params.items()}
+        return cls(grid, **phys, **{k: v for k, v in cfg.params.items() if k in cls.ic_defaults})
+
+    # ----- transforms and operators -------------------------------------------------------------
+    def to_real(self, psi_hat: jax.Array) -> jax.Array:
+        """``psi`` on the grid (complex, real-space sharding) from its spectrum."""
+        g = self.grid
+        return xfft.ixfftn(psi_hat, ndim=g.ndim, norm="forward", backend=g.backend)
+
+    def from_real(self, psi: jax.Array) -> jax.Array:
+        """Spectrum (Fourier coefficients, :attr:`spectral_sharding`) of the complex field ``psi``."""
+        g = self.grid
+        return xfft.xfftn(psi.astype(g.cdtype), ndim=g.ndim, norm="forward", backend=g.backend)
+
+    def k2(self) -> jax.Array:
+        """``|k|^2`` on the full spectrum (sparse wavenumbers, :attr:`spectral_sharding`)."""
+        g = self.grid
+        ks = xfft.wavenumbers(g.shape, self.real_sharding, real=False, box_length=g.box_length, dtype=g.dtype)
+        return sum(k * k for k in ks)
+
+    def centered_coordinates(self) -> tuple[jax.Array, ...]:
+        """Grid coordinates shifted so that the box centre is 0 (real-space sharding)."""
+        return tuple(x - L / 2 for x, L in zip(self.grid.coordinates(), self.grid.box_length))
+
+    def potential(self, psi: jax.Array, t: jax.Array) -> jax.Array:
+        """The real potential ``V`` acting on ``psi`` (real-space sharding)."""
+        raise NotImplementedError
+
+    def potential_energy(self, psi: jax.Array) -> dict[str, jax.Array]:
+        """Named potential-energy integrals of ``psi`` (their sum is the potential part of the energy)."""
+        raise NotImplementedError
+
+    # ----- Equation interface -------------------------------------------------------------------
+    def abstract_state(self) -> jax.ShapeDtypeStruct:
+        g = self.grid
+        return jax.ShapeDtypeStruct(g.shape, g.cdtype, sharding=self.spectral_sharding)
+
+    def linear(self) -> jax.Array:
+        return (-0.5j * self.k2()).astype(self.grid.cdtype)
+
+    def nonlinear(self, psi_hat: jax.Array, t: jax.Array) -> jax.Array:
+        psi = self.to_real(psi_hat)
+        return -1j * self.from_real(self.potential(psi, t) * psi)
+
+    def mass(self, psi_hat: jax.Array) -> jax.Array:
+        """``N = int |psi|^2 dV`` (Parseval on the spectrum)."""
+        return self.volume * jnp.sum(psi_hat.real ** 2 + psi_hat.imag ** 2)
+
+    def kinetic_energy(self, psi_hat: jax.Array) -> jax.Array:
+        """``int |grad psi|^2 / 2 dV``."""
+        return self.volume * jnp.sum(0.5 * self.k2() * (psi_hat.real ** 2 + psi_hat.imag ** 2))
+
+    def energy(self, psi_hat: jax.Array) -> jax.Array:
+        """Total energy ``K + W`` (conserved by the real-time dynamics)."""
+        return self.kinetic_energy(psi_hat) + sum(self.potential_energy(self.to_real(psi_hat)).values())
+
+    def max_rate(self, psi_hat: jax.Array) -> jax.Array:
+        """``max |V|``, the fastest potential phase rate (``dt = cfl / max|V|``; the kinetic phase is exact in
+        split-step, and explicit schemes are further capped by their linear stability limit)."""
+        return jnp.max(jnp.abs(self.potential(self.to_real(psi_hat), 0.0)))
+
+    def diagnostics(self, psi_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
+        psi = self.to_real(psi_hat)
+        kin = self.kinetic_energy(psi_hat)
+        pot = self.potential_energy(psi)
+        rho = psi.real ** 2 + psi.imag ** 2
+        return {"mass": self.mass(psi_hat), "kinetic": kin, **pot, "energy": kin + sum(pot.values()),
+                "max_density": jnp.max(rho)}
+
+    def plot_field(self, psi_hat: jax.Array) -> tuple[str, jax.Array]:
+        psi = self.to_real(psi_hat)
+        rho = psi.real ** 2 + psi.imag ** 2
+        if self.grid.ndim == 3:
+            rho = jax.lax.index_in_dim(rho, self.grid.shape[-1] // 2, axis=-1, keepdims=False)
+        return "density |psi|^2, mid-plane", _replicate(self.grid, rho)
+
+    def _state(self, build) -> jax.Array:
+        """Spectrum of the complex field ``build()`` evaluated straight into the real-space sharding."""
+        psi = jax.jit(lambda: build().astype(self.grid.cdtype), out_shardings=self.real_sharding)()
+        return self.from_real(psi)
+
+
+def _replicate(grid: SpectralGrid, x: jax.Array) -> jax.Array:
+    if grid.mesh.size == 1:
+        return x
+    rep = NamedSharding(grid.mesh, PartitionSpec())
+    return jax.sharding.reshard(x, rep) if grid.explicit else jax.lax.with_sharding_constraint(x, rep)
+
+
+def jeans(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1e-6, mode: float = 1.0, **_) -> jax.Array:
+    """``psi = sqrt(rho0) (1 + eps cos(k x))``, ``k = 2 pi mode / Lx``, at rest: density contrast
+    ``delta(t) = 2 eps cos(k x) cos(omega t)`` (or ``cosh(gamma t)``) with ``omega^2 = k^4/4 - 4 pi G rho0``."""
+    k = 2 * np.pi * mode / eq.grid.box_length[0]
+    return eq._state(lambda: math.sqrt(rho0) * (1 + eps * jnp.cos(k * eq.grid.coordinates()[0])))
+
+
+def gaussian_collapse(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1.0, width: float = 0.5,
+                      **_) -> jax.Array:
+    """A uniform background ``rho0`` plus a Gaussian overdensity of relative height ``eps`` and ``width`` (in units
+    of the box) at the centre, at rest: gravitational collapse into a solitonic core."""
+    r2 = sum((x / (width * L)) ** 2 for x, L in zip(eq.centered_coordinates(), eq.grid.box_length))
+    return eq._state(lambda: jnp.sqrt(rho0 * (1 + eps * jnp.exp(-r2 / 2))))
+
+
+class SchrodingerPoisson(Schrodinger):
+    """Self-gravitating scalar field: ``i psi_t = -lap psi / 2 + V psi``, ``lap V = 4 pi G (|psi|^2 - <|psi|^2>)``.
+
+    Args:
+      grid: a 2D or 3D :class:`~solvers.SpectralGrid` (``float64`` for validation work).
+      G: gravitational constant (code units, hbar = m = 1), >= 0.
+      **ic_params: defaults for the initial conditions (``rho0``, ``eps``, ``mode``, ``width``).
+
+    The potential is solved each kick by :class:`~solvers.Poisson` (one r2c transform pair on the sharded grid).
+    Diagnostics: ``mass`` (conserved to round-off by split-step), ``kinetic``, ``gravity`` (``int V rho / 2``),
+    ``energy``, ``max_density``. Linear theory of a uniform state: ``omega^2 = k^4 / 4 - 4 pi G rho0``.
+    """
+
+    name = "schrodinger-poisson"
+    description = "self-gravitating scalar field (fuzzy dark matter); use --integrator split-step"
+    params = {"G": 1.0}
+    ic_defaults = {"rho0": 1.0, "eps": 1e-3, "mode": 1.0, "width": 0.1}
+    initial_conditions = {
+        "jeans": lambda eq, **_: jeans(eq, **eq.ic_params),
+        "gaussian-collapse": lambda eq, **_: gaussian_collapse(eq, **eq.ic_params),
+    }
+
+    def __init__(self, grid: SpectralGrid, G: float = 1.0, **ic_params: float):
+        super().__init__(grid, **ic_params)
+        if not (math.isfinite(G) and G >= 0):
+            raise ValueError(f"schrodinger-poisson: G must be finite and >= 0, got {G}")
+        self.G = float(G)
+        self.poisson = Poisson(grid)
+
+    def potential(self, psi: jax.Array, t: jax.Array) -> jax.Array:
+        rho = psi.real ** 2 + psi.imag ** 2
+        return self.poisson.solve((4 * np.pi * self.G) * rho)
+
+    def potential_energy(self, psi: jax.Array) -> dict[str, jax.Array]:
+        rho = psi.real ** 2 + psi.imag ** 2
+        v = self.poisson.solve((4 * np.pi * self.G) * rho)
+        return {"gravity": 0.5 * self.volume * jnp.mean(v * rho)}
+
+    def jeans_omega2(self, k: float, rho0: float) -> float:
+        """Linear dispersion relation ``omega^2 = k^4 / 4 - 4 pi G rho0`` (negative: Jeans unstable)."""
+        return k ** 4 / 4 - 4 * np.pi * self.G * rho0
