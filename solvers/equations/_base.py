@@ -43,9 +43,17 @@ class Equation(abc.ABC):
         Equation-specific parameters arrive in ``cfg.params`` (``--param KEY=VALUE``, values parsed as float
         when possible); raise ``ValueError`` naming the parameter for unknown keys or bad values.
         """
-        if cfg.params:
-            raise ValueError(f"{cls.name} takes no --param options, got {sorted(cfg.params)}")
+        cls.check_params(cfg)
         return cls(grid)
+
+    @classmethod
+    def check_params(cls, cfg: Any, known: tuple[str, ...] = ()) -> None:
+        """Raise ``ValueError`` for ``--param`` keys this equation does not know."""
+        unknown = sorted(set(getattr(cfg, "params", None) or {}) - set(known))
+        if unknown and not known:
+            raise ValueError(f"{cls.name} takes no --param options, got {unknown}")
+        if unknown:
+            raise ValueError(f"unknown --param {unknown} for {cls.name}; known: {sorted(known)}")
 
     @classmethod
     def grid_geometry(cls, cfg: Any) -> dict:

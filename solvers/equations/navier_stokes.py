@@ -55,6 +55,7 @@ class NavierStokes(Equation):
 
     @classmethod
     def from_config(cls, grid: SpectralGrid, cfg) -> NavierStokes:
+        cls.check_params(cfg)
         return cls(grid, nu=cfg.nu, forcing_epsilon=cfg.forcing_epsilon)
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
