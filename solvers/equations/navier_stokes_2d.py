@@ -26,8 +26,8 @@ def _taylor_green(eq: NavierStokes2D, **_) -> jax.Array:
 
 def _kolmogorov(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0, **_) -> jax.Array:
     """The laminar Kolmogorov state plus ``amplitude`` times a random unit-energy field (``seed``, ``k0``)."""
-    if eq.forcing <= 0:
-        raise ValueError("the kolmogorov initial condition needs --param forcing=F > 0")
+    if eq.forcing <= 0 or eq.nu + eq.drag <= 0:
+        raise ValueError("the kolmogorov initial condition needs --param forcing=F > 0 and nu or drag > 0")
     lam = _from_physical(eq, eq.laminar)
     if eq.amplitude == 0:
         return lam
@@ -46,8 +46,8 @@ class NavierStokes2D(Equation):
     ``u = (d_y psi, -d_x psi)`` with ``lap psi = -omega``. Per nonlinear evaluation ``u`` and ``grad omega``
     go to physical space in one batched inverse transform (4 fields) and ``u . grad omega`` comes back in one
     forward transform, dealiased by the grid's rule. Kolmogorov forcing ``f = F sin(k_f y) x_hat`` enters as
-    ``f_omega = -F k_f cos(k_f y)``; its laminar state ``omega = -F / (nu k_f) cos(k_f y)`` is an exact
-    steady solution (``mu = 0``).
+    ``f_omega = -F k_f cos(k_f y)``; its laminar state ``omega = -F k_f / (nu k_f^2 + mu) cos(k_f y)`` is an
+    exact steady solution.
 
     Args:
       grid: a 2D :class:`~solvers.SpectralGrid` (axes x, y).
@@ -102,8 +102,9 @@ class NavierStokes2D(Equation):
 
     # ----- physics ---------------------------------------------------------------------------------
     def laminar(self, x: jax.Array, y: jax.Array) -> jax.Array:
-        """Laminar Kolmogorov vorticity ``-F / (nu k_f) cos(k_f y)`` (physical space; steady for drag = 0)."""
-        return -self.forcing / (self.nu * self.kf_phys) * jnp.cos(self.kf_phys * y) + 0 * x
+        """Laminar Kolmogorov vorticity ``-F k_f / (nu k_f^2 + mu) cos(k_f y)`` (physical space, steady)."""
+        amp = self.forcing * self.kf_phys / (self.nu * self.kf_phys ** 2 + self.drag)
+        return -amp * jnp.cos(self.kf_phys * y) + 0 * x
 
     def velocity(self, w_hat: jax.Array) -> jax.Array:
         """Velocity spectrum ``(2, ...)`` from the vorticity: ``psi = omega / k^2``, ``u = (d_y psi, -d_x psi)``."""

@@ -41,17 +41,21 @@ class Integrator(abc.ABC):
         """Advance ``state`` from ``t`` to ``t + dt``."""
 
     def advance(self, state: State, t0: float, dt: float, steps: int) -> State:
-        """Take ``steps`` fixed steps of ``dt`` from ``t0`` (a Python loop of one compiled step).
+        """Take ``steps`` fixed steps of ``dt`` from ``t0`` (one compiled ``fori_loop``).
 
         A convenience for scripts, notebooks and tests; the CLI driver adds adaptive dt, output and checkpoints.
+        One compiled loop, not a Python loop of compiled steps: hundreds of queued programs with all-to-alls can
+        starve one of the CPU devices' collective threads (seen as an XLA abort after 40 s).
         """
         if self._jitted is None:
-            self._jitted = (jax.jit(self.coefficients), jax.jit(self.step))
-        coef, step = self._jitted
+            def loop(state, t0, dt, c, steps):
+                return jax.lax.fori_loop(0, steps, lambda i, s: self.step(s, t0 + i * dt, dt, c), state)
+
+            self._jitted = (jax.jit(self.coefficients), jax.jit(loop, static_argnums=4))
+        coef, loop = self._jitted
         with jax.set_mesh(self.equation.grid.mesh):
             c = coef(dt)
-            for i in range(steps):
-                state = step(state, t0 + i * dt, dt, c)
+            state = loop(state, t0, dt, c, int(steps))
         return state
 
     _jitted = None
