@@ -112,12 +112,15 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cases = list(dict.fromkeys(r["case"] for r in rows))
+    main = ["xfft3d slab", "xfft3d pencil", "xrfft3d slab", "jnp.fft.fftn 1 device", "jnp.fft.fftn sharded (XLA)"]
+    extra = ["jaxdecomp pfft3d slab (transposed)", "jaxdecomp xfft3d slab (natural, kernel)"]
+    present = {r["case"] for r in rows}
     sizes = sorted({r["n"] for r in rows})
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for case in cases:
+    for i, case in enumerate(c for c in main + extra if c in present):
         pts = [(r["n"], r["median_s"] * 1e3) for r in rows if r["case"] == case]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=case)
+        style = "o-" if case in main else "s--"
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=f"C{i}", label=case)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sizes, [f"{n}^3" for n in sizes])
@@ -135,11 +138,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
     p.add_argument("--repeats", type=int, default=0, help="repetitions per case (default: by size)")
     p.add_argument("--out", type=Path, default=HERE / "results")
+    p.add_argument("--replot", action="store_true", help="only redraw the PNG from an existing fft.json")
     args = p.parse_args(argv)
+    if args.replot:
+        plot(json.loads((args.out / "fft.json").read_text())["rows"], args.out / "fft.png")
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in args.sizes:
-        reps = args.repeats or {64: 20, 128: 10}.get(n, 5)
+        reps = args.repeats or {64: 30, 128: 15}.get(n, 9)
         new = run_size(n, reps)
         rows += new
         for r in new:
