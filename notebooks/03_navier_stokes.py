@@ -284,7 +284,7 @@ print(f"max relative difference of E and Z over the history: {diag_diff:.2e}")
 #
 # `Z(t) / Z0 = 1 - 6 nu t + (18 nu^2 + 5/48) t^2 + O(t^3)`,  `Z0 = 3/8`, `E0 = 1/8`, `dE/dt = -2 nu Z`.
 #
-# `tgv_series` (the same function as in `tests/solvers/test_solver_navier_stokes.py`) computes the
+# `solvers.reference.taylor_green_series` (also used by `tests/solvers/test_solver_navier_stokes.py`) computes the
 # coefficients independently of the solver, in numpy with exact Fourier arithmetic: the order-`n` coefficient
 # holds wavenumbers up to `n + 1` only, so a `2 (n + 2)`-point grid represents it exactly. We check its first
 # coefficients against the published ones, sum it to order 22 and compare with the run at `t = 0.5` and
@@ -293,41 +293,7 @@ print(f"max relative difference of E and Z over the history: {diag_diff:.2e}")
 # enstrophy into modes `|k| > 10` that 32^3 with the 2/3 rule does not carry (48^3 agrees to 2e-10).
 
 # %%
-def tgv_series(nu: float, order: int):
-    """Taylor coefficients in t of E(t) and Z(t) for the Taylor-Green vortex (V0 = L = 1), to ``order``."""
-    m = 2 * (order + 2)
-    x = np.arange(m) * 2 * np.pi / m
-    X, Y, Zc = np.meshgrid(x, x, x, indexing="ij")
-    k, kz = np.fft.fftfreq(m, 1 / m), np.fft.rfftfreq(m, 1 / m)
-    K = np.stack(np.meshgrid(k, k, kz, indexing="ij"))
-    k2 = (K**2).sum(0)
-    ik2 = np.where(k2 > 0, 1 / np.where(k2 > 0, k2, 1), 0)
-
-    def fft(f):
-        return np.fft.rfftn(f, axes=(1, 2, 3))
-
-    def ifft(f):
-        return np.fft.irfftn(f, s=(m, m, m), axes=(1, 2, 3))
-
-    def curl(h):
-        return np.stack([1j * (K[1] * h[2] - K[2] * h[1]), 1j * (K[2] * h[0] - K[0] * h[2]),
-                         1j * (K[0] * h[1] - K[1] * h[0])])
-
-    def cross(a, b):
-        return np.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-    u0 = np.stack([np.sin(X) * np.cos(Y) * np.cos(Zc), -np.cos(X) * np.sin(Y) * np.cos(Zc), 0 * X])
-    a_hat, a, w = [fft(u0)], [u0], [ifft(curl(fft(u0)))]
-    for n in range(order):  # (n+1) a_{n+1} = P[sum_{i+j=n} a_i x w_j] + nu lap a_n
-        h = fft(sum(cross(a[i], w[n - i]) for i in range(n + 1)))
-        h = (h - K * (K * h).sum(0) * ik2 - nu * k2 * a_hat[n]) / (n + 1)
-        a_hat.append(h)
-        a.append(ifft(h))
-        w.append(ifft(curl(h)))
-    e = [0.5 * sum((a[i] * a[n - i]).sum(0).mean() for i in range(n + 1)) for n in range(order + 1)]
-    z = [0.5 * sum((w[i] * w[n - i]).sum(0).mean() for i in range(n + 1)) for n in range(order + 1)]
-    return np.array(e), np.array(z)
-
+from solvers.reference import taylor_green_series as tgv_series  # noqa: E402
 
 ORDER = 22
 t0 = time.perf_counter()

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
 from .._grid import SpectralGrid
-from ._base import Equation
+from ._velocity import VelocityEquation
 
 
 def _sine(eq: Burgers, **_) -> jax.Array:
@@ -25,7 +25,7 @@ def _sine(eq: Burgers, **_) -> jax.Array:
     return jax.jit(build)(g.coordinates()[0])
 
 
-class Burgers(Equation):
+class Burgers(VelocityEquation):
     """``du/dt = u x omega - grad(|u|^2 / 2) + nu lap(u)`` for the velocity spectrum ``u_hat`` ``(3, ...)``.
 
     The advection ``(u . grad) u = grad(|u|^2 / 2) - u x omega`` in rotational form: ``u`` and ``omega`` go to
@@ -80,27 +80,16 @@ class Burgers(Equation):
             shape.append(int(v))
         return {"shape": tuple(shape), "box_length": tuple(cfg.box_length * m / cfg.n for m in shape)}
 
-    def abstract_state(self) -> jax.ShapeDtypeStruct:
-        g = self.grid
-        return jax.ShapeDtypeStruct((3,) + g.spectral_shape, g.cdtype, sharding=g.spectral_sharding(1))
 
-    def linear(self) -> jax.Array:
-        return (-self.nu * self.grid.k2()).astype(self.grid.dtype)
 
     def nonlinear(self, u_hat: jax.Array, t: jax.Array) -> jax.Array:
         g = self.grid
-        uw = g.to_physical(jnp.concatenate([u_hat, g.curl(u_hat)]))
-        u, w = uw[:3], uw[3:]
+        u, lamb = self.velocity_and_lamb(u_hat)
         q = 0.5 * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-        out = g.from_physical(jnp.stack([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
-                                         u[0] * w[1] - u[1] * w[0], q]))
+        out = g.from_physical(jnp.concatenate([lamb, q[None]]))
         return out[:3] - g.grad(out[3])
 
-    def max_rate(self, u_hat: jax.Array) -> jax.Array:
-        return diag.max_rate(self.grid, u_hat)
 
-    def energy(self, u_hat: jax.Array) -> jax.Array:
-        return diag.kinetic_energy(self.grid, u_hat)
 
     def diagnostics(self, u_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         """Energy, ``<|grad u|^2> / 2``, dissipation ``nu <|grad u|^2>``, ``max |du_x/dx|``, ``min div u``, CFL."""
@@ -111,8 +100,6 @@ class Burgers(Equation):
                 "max_dudx": jnp.max(jnp.abs(du[0])), "min_div": jnp.min(du[1]),
                 "cfl": diag.cfl_number(g, u_hat, dt)}
 
-    def spectrum(self, u_hat: jax.Array) -> jax.Array:
-        return diag.energy_spectrum(self.grid, u_hat)
 
     def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:
         g = self.grid

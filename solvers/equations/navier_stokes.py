@@ -10,10 +10,10 @@ import jax.numpy as jnp
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
 from .._grid import SpectralGrid
-from ._base import Equation
+from ._velocity import VelocityEquation
 
 
-class NavierStokes(Equation):
+class NavierStokes(VelocityEquation):
     """``du/dt = P[u x omega] + nu lap(u) (+ A u)`` for the velocity spectrum ``u_hat`` of shape ``(3, ...)``.
 
     Rotational form with the Leray projector ``P`` (the pressure never appears); ``u`` and ``omega`` go to
@@ -58,19 +58,12 @@ class NavierStokes(Equation):
         cls.check_params(cfg)
         return cls(grid, nu=cfg.nu, forcing_epsilon=cfg.forcing_epsilon)
 
-    def abstract_state(self) -> jax.ShapeDtypeStruct:
-        g = self.grid
-        return jax.ShapeDtypeStruct((3,) + g.spectral_shape, g.cdtype, sharding=g.spectral_sharding(1))
 
-    def linear(self) -> jax.Array:
-        return (-self.nu * self.grid.k2()).astype(self.grid.dtype)
 
     def nonlinear(self, u_hat: jax.Array, t: jax.Array) -> jax.Array:
         g = self.grid
-        uw = g.to_physical(jnp.concatenate([u_hat, g.curl(u_hat)]))
-        u, w = uw[:3], uw[3:]
-        cross = jnp.stack([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]])
-        out = g.project(g.from_physical(cross))
+        _, lamb = self.velocity_and_lamb(u_hat)
+        out = g.project(g.from_physical(lamb))
         if self.forcing_epsilon > 0:
             out = out + self.forcing_rate(u_hat) * u_hat
         return out
@@ -80,11 +73,7 @@ class NavierStokes(Equation):
         e = diag.kinetic_energy(self.grid, u_hat)
         return jnp.where(e > 0, self.forcing_epsilon / (2 * jnp.where(e > 0, e, 1)), 0).astype(self.grid.dtype)
 
-    def max_rate(self, u_hat: jax.Array) -> jax.Array:
-        return diag.max_rate(self.grid, u_hat)
 
-    def energy(self, u_hat: jax.Array) -> jax.Array:
-        return diag.kinetic_energy(self.grid, u_hat)
 
     def diagnostics(self, u_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         g = self.grid
@@ -95,8 +84,6 @@ class NavierStokes(Equation):
             out["injection"] = jnp.asarray(self.forcing_epsilon, g.dtype)
         return out
 
-    def spectrum(self, u_hat: jax.Array) -> jax.Array:
-        return diag.energy_spectrum(self.grid, u_hat)
 
     def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:
         return "|vorticity|, mid-plane z = L/2", diag.vorticity_slice(self.grid, u_hat)

@@ -1,0 +1,42 @@
+"""Shared parts of equations for a 3-component velocity field with viscosity (Navier–Stokes, Burgers)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import diagnostics as diag
+from ._base import Equation
+
+
+def cross(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Pointwise cross product of two ``(3, ...)`` fields."""
+    return jnp.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+class VelocityEquation(Equation):
+    """State ``u_hat``: complex ``(3,) + grid.spectral_shape`` sharded like ``grid.spectral_sharding(1)``;
+    linear part ``-nu k^2`` (subclasses set ``self.nu``); energy, spectrum and CFL rate of the velocity."""
+
+    nu: float
+
+    def abstract_state(self) -> jax.ShapeDtypeStruct:
+        g = self.grid
+        return jax.ShapeDtypeStruct((3,) + g.spectral_shape, g.cdtype, sharding=g.spectral_sharding(1))
+
+    def linear(self) -> jax.Array:
+        return (-self.nu * self.grid.k2()).astype(self.grid.dtype)
+
+    def velocity_and_lamb(self, u_hat: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Physical velocity ``u`` and Lamb vector ``u x omega`` (one batched inverse transform of 6 fields)."""
+        uw = self.grid.to_physical(jnp.concatenate([u_hat, self.grid.curl(u_hat)]))
+        return uw[:3], cross(uw[:3], uw[3:])
+
+    def max_rate(self, u_hat: jax.Array) -> jax.Array:
+        return diag.max_rate(self.grid, u_hat)
+
+    def energy(self, u_hat: jax.Array) -> jax.Array:
+        return diag.kinetic_energy(self.grid, u_hat)
+
+    def spectrum(self, u_hat: jax.Array) -> jax.Array:
+        return diag.energy_spectrum(self.grid, u_hat)
