@@ -284,11 +284,13 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
         field = eq.plot_field(state)  # every process takes part (a collective), process 0 draws
         field = (field[0], np.asarray(field[1])) if field is not None else None
         if lead:
-            title = f"{cfg.equation}, {cfg.ic}, {cfg.n}^3, nu={cfg.nu:.4g}, t={t:.3g}"
+            shape = grid.shape
+            grid_txt = f"{shape[0]}^{len(shape)}" if len(set(shape)) == 1 else "x".join(map(str, shape))
+            title = f"{cfg.equation}, {cfg.ic}, {grid_txt}, nu={cfg.nu:.4g}, t={t:.3g}"
             spectra = io.read_csv(out / "spectra.csv") if (out / "spectra.csv").exists() else []
             summary["plots"] = [str(p) for p in io.write_plots(
                 out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=2 * math.pi / cfg.box_length,
-                title=title)]
+                title=title, field_file=eq.plot_file)]
     if lead:
         io.write_json(out / "run.json", summary)
     return summary

@@ -163,8 +163,8 @@ def plot_slice(ax, field: np.ndarray, label: str) -> None:
 
 
 def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict], field: tuple | None,
-                dk: float = 1.0, title: str = "") -> list[Path]:
-    """Write ``energy.png``, ``spectrum.png``, ``vorticity.png`` and ``summary.png`` (all three) into ``out``."""
+                dk: float = 1.0, title: str = "", field_file: str = "vorticity.png") -> list[Path]:
+    """Write ``energy.png``, ``spectrum.png``, the slice ``field_file`` and ``summary.png`` (all three) into ``out``."""
     out = Path(out)
     written = []
     panels = []
@@ -173,7 +173,7 @@ def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict]
     if spectra:
         panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk)))
     if field is not None and np.all(np.isfinite(field[1])):
-        panels.append(("vorticity.png", lambda ax: plot_slice(ax, field[1], field[0])))
+        panels.append((field_file, lambda ax: plot_slice(ax, field[1], field[0])))
     for name, draw in panels:
         fig, (ax,) = _figure()
         draw(ax)

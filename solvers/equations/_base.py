@@ -28,6 +28,8 @@ class Equation(abc.ABC):
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    #: file name of the mid-plane slice that the CLI driver plots (:meth:`plot_field`)
+    plot_file: ClassVar[str] = "field.png"
     #: integrator the CLI uses when ``--integrator`` is not given
     default_integrator: ClassVar[str] = "rk4"
     #: name -> function ``(equation, **params) -> state``

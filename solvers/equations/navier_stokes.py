@@ -42,6 +42,8 @@ class NavierStokes(VelocityEquation):
             eq.grid, seed=seed, k0=k0, energy=energy),
     }
 
+    plot_file = "vorticity.png"
+
     def __init__(self, grid: SpectralGrid, nu: float, forcing_epsilon: float = 0.0):
         super().__init__(grid)
         if grid.ndim != 3:
