@@ -18,8 +18,8 @@ without it; :func:`available_backends` lists only those that import. The default
 environment variable ``XFFT_BACKEND`` changes it for a process, and :func:`use_backend` for a block of code.
 A backend that implements the ``order="transposed"`` spectral axis order says so with a class attribute
 ``supports_order = True`` (and takes ``order=`` in ``forward``/``inverse``); for the others that order runs on
-native (:func:`order_fallback`). Every transform also takes ``backend=``, a registered name or a backend object (for example
-``JaxDecompBackend(strict=True)``).
+native (:func:`order_fallback`). Every transform also takes ``backend=``, a registered name or a backend object
+(for example ``JaxDecompBackend(strict=True)``).
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ def transposed_spectrum(k: jax.Array, axes: tuple[int, ...], real: bool,
     known = None if pl is None else pl.layout
     shape = tuple(k.shape)
     # Several orders can fit one shape and sharding (a cube's half-spectrum axis may sit anywhere): rank them
-    # like plan_inverse does (most sharded real axes, fewest all-to-alls, leading axes sharded); a sharding no
-    # forward leaves is read with the canonical real layout (XLA reshards to it).
+    # like plan_inverse does (most sharded real axes, fewest all-to-alls, mesh axes in mesh order, leading axes
+    # sharded); a sharding no forward leaves is read with the canonical real layout (XLA reshards to it).
     for layout in ((known, None) if known is not None else (None,)):
         found = _find_perm(shape, layout, sizes, axes, real, real_len)
         if found is not None:
@@ -105,6 +105,7 @@ def _find_perm(shape: tuple[int, ...], layout: Layout | None, sizes: MeshSizes, 
                real_len: int | None) -> tuple[tuple[int, ...], tuple[int, ...], Plan] | None:
     """The best-ranked axis order whose forward leaves ``shape`` (and ``layout``, when given)."""
     ndim = len(shape)
+    rank = {a: i for i, (a, _) in enumerate(sizes)}  # mesh order: real layouts that keep it rank first
     best = None
     for perm in itertools.permutations(range(ndim)):
         back = invert_perm(perm)
@@ -132,7 +133,9 @@ def _find_perm(shape: tuple[int, ...], layout: Layout | None, sizes: MeshSizes, 
             if program.out_perm != perm or (layout is not None and program.out_layout != layout):
                 continue
             n_sharded = sum(math.prod(dict(sizes)[a] for a in g) > 1 for g in fwd.in_layout)
-            key = (-n_sharded, fwd.num_all_to_all, [[-len(g)] for g in fwd.in_layout], perm)
+            names = [rank[a] for g in fwd.in_layout for a in g]
+            inversions = sum(a > b for i, a in enumerate(names) for b in names[i + 1:])
+            key = (-n_sharded, fwd.num_all_to_all, inversions, [[-len(g)] for g in fwd.in_layout], perm)
             if best is None or key < best[0]:
                 best = (key, (perm, rs, fwd.inverted()))
     return None if best is None else best[1]
