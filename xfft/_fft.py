@@ -156,7 +156,7 @@ def _inverse(k, ndim, axes, norm, real: bool, s, name: str, backend: str | Backe
     kshape = tuple(k.shape)
     if order != "natural":
         # The spectrum's axes are permuted: find the natural shape first (the backend finds the same order).
-        perm, _, _ = transposed_spectrum(k, ax, real, s[-1] if (real and s) else None)
+        perm, _, _ = transposed_spectrum(k, ax, real, s)
         kshape = tuple(kshape[perm.index(d)] for d in range(k.ndim))
     if real:
         real_shape = _real_shape(kshape, ax, s, name)
@@ -206,14 +206,17 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
 
 def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *,
-          backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+          backend: str | Backend | None = None, order: str = "natural",
+          s: Sequence[int] | None = None) -> jax.Array:
     """Inverse of :func:`xfftn`: spectral layout in, the matching real-space layout out.
 
     Args and Raises as :func:`xfftn`; with ``order="transposed"`` ``k`` is a spectrum in that order (as the
-    forward returns it) and the result is in natural order. Returns a complex array; a round trip returns the
-    input's sharding.
+    forward returns it) and the result is in natural order. ``s`` (keyword, optional): the lengths of the
+    transformed axes in natural order; it must equal them (no cropping or padding); with ``"transposed"`` pass it
+    for any non-cubic grid: a permuted spectrum can fit several real shapes, and then ``ValueError`` asks for it
+    rather than guess. Returns a complex array; a round trip returns the input's sharding.
     """
-    return _inverse(k, ndim, axes, norm, False, None, "ixfftn", backend, order)
+    return _inverse(k, ndim, axes, norm, False, s, "ixfftn", backend, order)
 
 
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
@@ -237,7 +240,9 @@ def ixrfftn(k: jax.Array, s: Sequence[int] | None = None, ndim: int | None = Non
       s: real-space lengths of the transformed axes; only the last may differ from ``k`` (it selects an
         odd length ``2 m - 1`` instead of the default ``2 (m - 1)``). Cropping/padding is not supported.
       ndim, axes, norm, backend: as :func:`xfftn` (``axes`` in natural numbering).
-      order: the order of ``k``'s axes (as :func:`xrfftn` returned it); the output is in natural order.
+      order: the order of ``k``'s axes (as :func:`xrfftn` returned it); the output is in natural order. Pass
+        ``s`` with ``"transposed"``: a permuted half spectrum can fit several real shapes (which axis is the
+        half axis), and then ``ValueError`` asks for it rather than guess.
 
     Returns:
       A real array in the real-space layout that :func:`xrfftn` maps onto ``k``'s layout.
@@ -252,9 +257,10 @@ def xfft3d(x: jax.Array, norm: str | None = "backward", *,
 
 
 def ixfft3d(k: jax.Array, norm: str | None = "backward", *,
-          backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+          backend: str | Backend | None = None, order: str = "natural",
+          s: Sequence[int] | None = None) -> jax.Array:
     """Inverse of :func:`xfft3d`. See :func:`ixfftn`."""
-    return _inverse(k, 3, None, norm, False, None, "ixfft3d", backend, order)
+    return _inverse(k, 3, None, norm, False, s, "ixfft3d", backend, order)
 
 
 def xrfft3d(x: jax.Array, norm: str | None = "backward", *,
