@@ -22,14 +22,14 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 
-from ._layout import (
-    Fft,
+from ._layout import (  # Fft, Rfft, Move: importable from here as before (plan interpreters use them)
+    Fft,  # noqa: F401
     Layout,
     MeshSizes,
     Move,
     Plan,
     Program,
-    Rfft,
+    Rfft,  # noqa: F401
     TrailingFft,
     Transpose,
     canonical_layout,
@@ -125,17 +125,6 @@ def run_local(x: jax.Array, plan: Plan, norm: str, sizes: dict[str, int]) -> jax
     and transposes appear only where the FFT axes are not already minor-most.
     """
     return run_program(x, lower_plan(plan), norm, sizes)
-
-
-def run_step(x: jax.Array, step: Fft | Rfft | Move, norm: str, sizes: dict[str, int]) -> jax.Array:
-    """Execute one logical plan step on the local block ``x`` (axes in natural order; jnp.fft transposes)."""
-    if isinstance(step, Fft):
-        return (jnp.fft.ifftn if step.inverse else jnp.fft.fftn)(x, axes=step.axes, norm=norm)
-    if isinstance(step, Rfft):
-        if step.inverse:
-            return jnp.fft.irfft(x, n=step.n, axis=step.axis, norm=norm)
-        return jnp.fft.rfft(x, axis=step.axis, norm=norm)
-    return _all_to_all(x, step, sizes)
 
 
 def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
