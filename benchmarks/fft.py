@@ -265,7 +265,7 @@ def plot(rows: list[dict], path: Path) -> None:
     for i, case in enumerate(c for c in main + extra if c in present):
         pts = [(r["n"], r["median_s"] * 1e3) for r in rows if r["case"] == case]
         style = "o-" if case in main else "s--"
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=f"C{i}", label=case)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=plt.cm.tab20(i % 20), label=case)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sizes, [f"{n}^3" for n in sizes])

@@ -11,8 +11,8 @@ forces one (``xfft._layout.lower_plan``). Counts derived from the plans (3D grid
 - pencil (two mesh axes of size > 1): stage 1 is the last axis (minor already), stages 2 and 3 each bring their
   axis minor-most (2 transposes), natural order adds one to restore the order (3) and ``"transposed"`` does not (2).
 
-Before this lowering (plans run step by step with ``jnp.fft``) the lowered StableHLO held 2 transposes on one
-device (r2c), 4 for slab and 4 for pencil, in either direction.
+Before this lowering (plans run step by step with ``jnp.fft``) the lowered StableHLO of the forward held
+2 transposes on one device for r2c (0 for c2c), 4 for slab r2c (2 for c2c) and 4 for pencil (c2c and r2c).
 """
 
 from __future__ import annotations
