@@ -373,6 +373,11 @@ class JaxDecompBackend:
         lead = tuple(x.shape[:nb])
         if nb > 1:
             x = x.reshape((math.prod(lead),) + tuple(x.shape[nb:]))
+        if route.explicit:  # size-1 mesh axes (e.g. P('a', 'b', None) on an (8, 1) mesh): name them as the
+            to_jd, _, src, _ = _perms(route, inverse)  # shard_map expects; nothing moves
+            want = _spec(_natural(src, to_jd, to_natural=False), 1 if nb else 0)
+            if jax.typeof(x).sharding.spec != want:
+                x = jax.sharding.reshard(x, NamedSharding(route.mesh, want))
         y = (_kernel_call if route.engine == "kernel" else _pfft3d_transform)(x, route, inverse)
         if nb > 1:
             y = y.reshape(lead + tuple(y.shape[1:]))
