@@ -13,8 +13,11 @@ from solvers.io import Checkpoints, read_csv
 
 
 def _cfg(out, **kw):
-    base = dict(ic="random-isotropic", n=16, nu=0.01, t_end=0.5, dtype="float64", integrator="etdrk4", cfl=0.5,
-                k0=3.0, energy=0.5, diag_every=2, checkpoint_every=3, out=str(out), progress=False, plots=False)
+    params = {"nu": kw.pop("nu", 0.01), "k0": 3.0, "energy": kw.pop("energy", 0.5)}
+    if kw.get("ic") == "taylor-green":
+        del params["k0"], params["energy"]
+    base = dict(ic="random-isotropic", n=16, t_end=0.5, dtype="float64", integrator="etdrk4", cfl=0.5,
+                params=params, diag_every=2, checkpoint_every=3, out=str(out), progress=False, plots=False)
     base.update(kw)
     return RunConfig(**base)
 
