@@ -100,7 +100,8 @@ def equation_class(spec: Any) -> tuple[type, str]:
     """
     if isinstance(spec, type):
         cls = spec
-        name = spec.name if EQUATIONS.get(spec.name) is spec else f"{spec.__module__}:{spec.__qualname__}"
+        reg = getattr(spec, "name", None)
+        name = reg if EQUATIONS.get(reg) is spec else f"{spec.__module__}:{spec.__qualname__}"
     elif isinstance(spec, str) and spec in EQUATIONS:
         return EQUATIONS[spec], spec
     elif isinstance(spec, str) and ":" in spec:

@@ -134,8 +134,8 @@ class Equation(abc.ABC):
         return None
 
     def diagnostics(self, state: State, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
-        """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions)."""
-        return {}
+        """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions); default: ``energy``."""
+        return {"energy": self.energy(state)}
 
     def energy(self, state: State) -> jax.Array:
         """The scalar shown in the progress bar and checked for blow-up (a sharded reduction)."""
