@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
+from jax.sharding import NamedSharding
 
 from .._grid import SpectralGrid
 from .._params import InitialCondition, Param, as_initial_condition, resolve
@@ -127,7 +128,14 @@ class Equation(abc.ABC):
         condition with its default parameters; equations with a known layout override it.
         """
         first = next(iter(self.initial_conditions))
-        return jax.eval_shape(lambda: self.initial_state(first))
+        mesh = self.grid.mesh
+
+        def concrete(a: jax.ShapeDtypeStruct) -> jax.ShapeDtypeStruct:  # traced under set_mesh: abstract mesh
+            spec = getattr(a.sharding, "spec", None)
+            sharding = NamedSharding(mesh, spec) if spec is not None else a.sharding
+            return jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
+
+        return jax.tree.map(concrete, jax.eval_shape(lambda: self.initial_state(first)))
 
     def max_rate(self, state: State) -> jax.Array | None:
         """Largest advective rate ``max(sum_i |u_i| / dx_i)`` for the CFL condition; None if not applicable."""
