@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import numbers
 import os
 import sys
 from dataclasses import dataclass, field
@@ -171,10 +172,10 @@ def resolve(cfg: RunConfig) -> Resolved:
         raise ConfigError(f"--integrator: unknown integrator {integrator!r}; available: {', '.join(INTEGRATORS)}")
     eq_params, ic_params = _split_params(cls, ic, dict(cfg.params or {}))
     shape = _per_axis(cfg.n, cls.ndims, "--n", label)
-    if not all(isinstance(n, (int,)) and not isinstance(n, bool) and n >= 4 and n % 2 == 0 for n in shape):
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 4 and n % 2 == 0 for n in shape):
         raise ConfigError(f"--n: grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
     box = _per_axis(cfg.box_length, (len(shape),), "--box-length", label)
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in box):
+    if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
         raise ConfigError(f"--box-length: box sides must be positive numbers, got {' '.join(map(str, box))}")
     _check_run(cfg)
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
@@ -192,7 +193,7 @@ def _check_run(cfg: RunConfig) -> None:
                           "jax.config.update('jax_enable_x64', True) before any JAX work (or set JAX_ENABLE_X64=1)")
 
     def number(v) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
     checks = [
         (number(cfg.t_end) and cfg.t_end > 0, f"--t-end must be positive, got {cfg.t_end}"),

@@ -31,7 +31,7 @@ class Schrodinger(Equation):
     """
 
     default_integrator = "split-step"
-    ndims = (2, 3)
+    ndims = (3, 2)  # 3D unless --n gives two sizes
 
     def __init__(self, grid: SpectralGrid, ic_params: dict[str, float] | None = None, **params: float):
         """``params``: the declared :attr:`parameters`; ``ic_params``: this instance's defaults for the

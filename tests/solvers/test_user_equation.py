@@ -54,5 +54,25 @@ def test_user_equation_simulate_cli_and_resume(tmp_path, monkeypatch, meshes):
     rest = simulate(_cfg(tmp_path / "part", resume=True), mesh=meshes["slab"])
     assert rest["steps"] == 8 and rest["steps_this_run"] == 4
     assert (tmp_path / "part" / "diagnostics.csv").read_bytes() == (tmp_path / "full" / "diagnostics.csv").read_bytes()
+    # the loop's outputs hook (what snapshot writers use): exact landing on requested times, every step seen
+    class Stops:
+        def __init__(self):
+            self.seen, self.closed = [], False
+
+        def stop_time(self, t):
+            return next((s for s in (1.2, 2.9) if s > t), None)
+
+        def after_step(self, state, step, t, last):
+            self.seen.append((step, t, last, float(np.abs(np.asarray(state)).max())))
+
+        def close(self):
+            self.closed = True
+
+    hook = Stops()
+    s = simulate(_cfg(tmp_path / "hook"), mesh=meshes["slab"], outputs=[hook])
+    times = [t for _, t, _, _ in hook.seen]
+    assert times == [0.0, 0.5, 1.0, 1.2, 1.7, 2.2, 2.7, 2.9, 3.4, 3.9, 4.0] and s["t"] == 4.0
+    assert [st for st, *_ in hook.seen] == list(range(11)) and [la for _, _, la, _ in hook.seen][-2:] == [False, True]
+    assert hook.closed and all(np.isfinite(m) for *_, m in hook.seen)
     with pytest.raises(ValueError, match="alpha: checkpoint 1.0 vs now 2.0"):
         simulate(_cfg(tmp_path / "part", resume=True, params={"amplitude": 0.5, "alpha": 2.0}), mesh=meshes["slab"])
