@@ -212,7 +212,10 @@ def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:
     """The snapshot writer (issue 11) when snapshots are asked for; the module is imported only then."""
     if not (cfg.snapshot_every or cfg.snapshot_times):
         return []
-    from .snapshots import SnapshotWriter
+    try:
+        from .snapshots import SnapshotWriter
+    except ImportError:
+        raise ConfigError("--snapshot-every/--snapshot-times: this installation has no solvers.snapshots") from None
 
     return [SnapshotWriter(res.out / "snapshots", eq, every=cfg.snapshot_every, times=tuple(cfg.snapshot_times),
                            dtype=cfg.snapshot_dtype, resume=cfg.resume)]
