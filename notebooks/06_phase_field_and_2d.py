@@ -183,6 +183,17 @@ print("free energy every t = 0.5:", np.round(ac_energy, 5))
 #   steady, and a fluid at rest approaches it as `1 - exp(-nu k_f^2 t)` (a single shear mode has no nonlinear
 #   term), with injection = dissipation = `F^2 / (2 nu k_f^2)`.
 
+# Every equation declares its parameters (and each initial condition its own): the constructor checks them, and
+# `python -m solvers list`, `--param KEY=VALUE` and `simulate(RunConfig(params=...))` use the same declarations.
+
+# %%
+for p in NavierStokes2D.parameters:
+    print(f"{p.name:<10} default {p.default!r:<8} {p.allowed():<28} {p.help}")
+try:
+    NavierStokes2D(SpectralGrid(32, slab, ndim=2), drag=-1.0)
+except ValueError as e:
+    print("ValueError:", e)
+
 # %%
 grid2 = SpectralGrid(32, slab, ndim=2, dtype=jnp.float64)
 nu = 0.05

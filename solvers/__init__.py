@@ -3,14 +3,20 @@
 Public API: :class:`SpectralGrid`; equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
 ``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`ETDRK4`, :class:`IFRK4`, :class:`IMEX`,
 ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate` (the main
-job's driver: diagnostics CSV, orbax checkpoints, resume, plots). Command line: ``python -m solvers``.
+job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :class:`Param` and
+:class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
+equation"). Command line: ``python -m solvers``.
 """
 
 from . import diagnostics as diagnostics
 from . import initial_conditions as initial_conditions
+from ._config import ConfigError as ConfigError
+from ._config import RunConfig as RunConfig
 from ._grid import SpectralGrid as SpectralGrid
+from ._params import InitialCondition as InitialCondition
+from ._params import Param as Param
 from ._run import BlowUpError as BlowUpError
-from ._run import RunConfig as RunConfig
+from ._run import Output as Output
 from ._run import simulate as simulate
 from .equations import EQUATIONS as EQUATIONS
 from .equations import SOLVERS as SOLVERS
@@ -36,10 +42,14 @@ __all__ = [
     "SOLVERS",
     "BlowUpError",
     "CFLStep",
+    "ConfigError",
     "Equation",
     "FixedStep",
+    "InitialCondition",
     "Integrator",
     "NavierStokes",
+    "Output",
+    "Param",
     "Poisson",
     "RunConfig",
     "SpectralGrid",

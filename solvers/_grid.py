@@ -17,6 +17,8 @@ DEALIAS = ("2/3", "3/2", "none")
 
 def _as_shape(shape: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     out = (int(shape),) * ndim if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    if len(out) == 1:
+        out = out * ndim
     if len(out) not in (2, 3) or any(n < 4 or n % 2 for n in out):
         raise ValueError(f"grid shape must have 2 or 3 even entries >= 4, got {shape!r}")
     return out
@@ -29,10 +31,10 @@ class SpectralGrid:
     truncating a spectrum does not rescale it. Every transform goes through :mod:`xfft` with ``backend``.
 
     Args:
-      shape: points per axis (one int for a cube, or 2 or 3 even ints).
+      shape: points per axis (one int for a cube, or 2 or 3 even ints; any box: ``(256, 128, 64)``).
       mesh: a ``jax.sharding.Mesh`` from :func:`xfft.make_mesh` (explicit axes), or None for one device.
-      box_length: side length(s) of the box (default ``2 pi``).
-      dtype: real dtype of the fields (``float32`` or ``float64``).
+      box_length: side length(s) of the box (default ``2 pi``; one per axis for any box: ``(4 pi, 2 pi, 2 pi)``).
+      dtype: real dtype of the fields (``float32``, or ``float64`` with ``jax_enable_x64`` on).
       dealias: ``"2/3"`` (truncation rule), ``"3/2"`` (products on a zero-padded grid) or ``"none"``.
       backend: xfft backend name passed to every transform (None: ``xfft.default_backend()``).
 
@@ -40,7 +42,9 @@ class SpectralGrid:
     after ``batch`` leading ``None``), spectra ``spectral_sharding(batch)`` (slab ``P(None, 'x', None)``).
 
     Raises:
-      ValueError: bad shape, dealias rule or a mesh that cannot hold the grid (or its padded grid).
+      ValueError: bad shape, box, dealias rule, float64 without 64-bit mode, or a mesh that cannot hold the grid
+        (or its padded grid).
+      TypeError: a dtype that is not a real floating dtype.
     """
 
     def __init__(self, shape: int | Sequence[int], mesh: Mesh | None = None, *, ndim: int = 3,
@@ -51,13 +55,19 @@ class SpectralGrid:
         self.dtype = jnp.dtype(dtype)
         if not jnp.issubdtype(self.dtype, jnp.floating):
             raise TypeError(f"dtype must be a real floating dtype, got {self.dtype}")
+        if jax.dtypes.canonicalize_dtype(self.dtype) != self.dtype:
+            raise ValueError(f"dtype {self.dtype} needs JAX's 64-bit mode, which is off: call "
+                             "jax.config.update('jax_enable_x64', True) first (or set JAX_ENABLE_X64=1), "
+                             "or use dtype=float32")
         self.cdtype = jnp.result_type(self.dtype, jnp.complex64)
         if dealias not in DEALIAS:
             raise ValueError(f"dealias must be one of {DEALIAS}, got {dealias!r}")
         self.dealias_rule = dealias
         self.backend = backend
         lengths = (box_length,) * self.ndim if np.ndim(box_length) == 0 else tuple(box_length)
-        if len(lengths) != self.ndim or any(not float(v) > 0 for v in lengths):
+        if len(lengths) == 1:
+            lengths = lengths * self.ndim
+        if len(lengths) != self.ndim or any(not (math.isfinite(float(v)) and float(v) > 0) for v in lengths):
             raise ValueError(f"box_length must be positive (one value or one per axis), got {box_length!r}")
         self.box_length = tuple(float(v) for v in lengths)
         self.mesh = mesh if mesh is not None else xfft.make_mesh((1,), devices=jax.devices()[:1])
@@ -215,16 +225,19 @@ class SpectralGrid:
     def laplacian(self, f_hat: jax.Array) -> jax.Array:
         return -self.k2() * f_hat
 
+    def inv_k2(self) -> jax.Array:
+        """``1 / |k|^2`` with 0 at ``k = 0`` (spectral sharding): the safe inverse Laplacian's multiplier."""
+        return safe_inverse(self.k2())
+
     def inv_laplacian(self, f_hat: jax.Array) -> jax.Array:
         """Solution of lap(phi) = f with zero mean (the k = 0 coefficient is set to 0)."""
-        k2 = self.k2()
-        return -jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0) * f_hat
+        return -self.inv_k2() * f_hat
 
     def project(self, v_hat: jax.Array) -> jax.Array:
         """Leray projection onto divergence-free fields: v - k (k.v) / |k|^2."""
         ks = self.k
         k2 = sum(k * k for k in ks)
-        kdotv = sum(k * v_hat[i] for i, k in enumerate(ks)) * jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0)
+        kdotv = sum(k * v_hat[i] for i, k in enumerate(ks)) * safe_inverse(k2)
         return jnp.stack([v_hat[i] - k * kdotv for i, k in enumerate(ks)])
 
     # ----- reductions --------------------------------------------------------------------------------
@@ -236,10 +249,14 @@ class SpectralGrid:
         w = self._weight if multiplier is None else self._weight * multiplier
         return jnp.sum(w * (f_hat.real ** 2 + f_hat.imag ** 2))
 
+    @property
+    def dk(self) -> float:
+        """Shell width of radial spectra, ``2 pi / max(box_length)`` (the smallest nonzero wavenumber)."""
+        return 2 * np.pi / max(self.box_length)
+
     def shell_index(self) -> jax.Array:
         """Integer shell ``round(|k| / dk)`` of each mode, ``dk = 2 pi / max(box_length)``."""
-        dk = 2 * np.pi / max(self.box_length)
-        return jnp.rint(jnp.sqrt(self.k2()) / dk).astype(jnp.int32)
+        return jnp.rint(jnp.sqrt(self.k2()) / self.dk).astype(jnp.int32)
 
     def shell_lookup(self, table: jax.Array) -> jax.Array:
         """``table[shell_index()]``: a per-shell value (replicated, length ``num_shells``) on every mode."""
@@ -250,7 +267,26 @@ class SpectralGrid:
 
     @property
     def num_shells(self) -> int:
-        return int(np.ceil(np.sqrt(sum((n // 2) ** 2 for n in self.shape)))) + 1
+        """Shells ``0 .. ceil(|k|_max / dk)``: every mode's shell, on any box."""
+        top = max(self.box_length)
+        return int(np.ceil(np.sqrt(sum((n // 2 * top / L) ** 2 for n, L in zip(self.shape, self.box_length))))) + 1
+
+    # ----- replicated small arrays (plots, diagnostics) ------------------------------------------
+    def replicate(self, x: jax.Array) -> jax.Array:
+        """``x`` made identical on every device (so every process can read it): for small arrays only."""
+        if self.mesh.size == 1:
+            return x
+        rep = NamedSharding(self.mesh, PartitionSpec())
+        return jax.sharding.reshard(x, rep) if self.explicit else jax.lax.with_sharding_constraint(x, rep)
+
+    def mid_plane(self, field: jax.Array, axis: int = -1, index: int | None = None) -> jax.Array:
+        """The plane ``index`` (default the middle) normal to grid ``axis`` of a real ``field`` (leading batch axes
+        kept), replicated; on a 2D grid the whole field, replicated."""
+        if self.ndim == 3:
+            axis = axis % self.ndim
+            index = self.shape[axis] // 2 if index is None else int(index)
+            field = jax.lax.index_in_dim(field, index, axis=field.ndim - self.ndim + axis, keepdims=False)
+        return self.replicate(field)
 
     def radial_sum(self, density: jax.Array) -> jax.Array:
         """Sum a spectral density (spectral sharding, r2c weights applied here) over shells |k| ~ j dk.
@@ -270,6 +306,11 @@ class SpectralGrid:
             return local(dens, shell)
         spec = self.spectral_sharding().spec
         return jax.shard_map(local, mesh=self.mesh, in_specs=(spec, spec), out_specs=PartitionSpec())(dens, shell)
+
+
+def safe_inverse(a: jax.Array) -> jax.Array:
+    """``1 / a`` where ``a > 0``, else 0 (no division by zero is ever evaluated, so gradients stay finite)."""
+    return jnp.where(a > 0, 1 / jnp.where(a > 0, a, 1), 0)
 
 
 def _sharded(fn: Callable, out: NamedSharding, explicit: bool) -> Callable:

@@ -1,36 +1,36 @@
-"""The main job's driver: validate, build, time-step, write diagnostics, checkpoints and plots, resume."""
+"""The main job's driver: build from a checked config, start or resume, time-step, write outputs and plots.
+
+``simulate`` = :func:`~solvers._config.resolve` (defaults, every check) -> :func:`build` (grid, equation,
+integrator; the initial condition and CFL rate checked abstractly) -> :func:`_setup` (output files, compiled
+functions) -> :func:`_start` (initial condition or checkpoint) -> :func:`_loop` -> :func:`_finish` (last
+checkpoint, plots, ``run.json``).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import xfft
 
 from . import io
-from ._grid import DEALIAS, SpectralGrid
-from .equations import EQUATIONS
+from ._config import ConfigError, Resolved, RunConfig, check_output_dir, legacy_physics, resolve
+from ._grid import SpectralGrid
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
-#: config fields a resumed run must share with the checkpoint (the physics and the discretization)
-_PHYSICS = ("equation", "ic", "n", "nu", "dtype", "dealias", "integrator", "dt", "cfl", "dt_max", "box_length",
-            "seed", "k0", "energy", "forcing_epsilon", "params")
-
+__all__ = ["BlowUpError", "ConfigError", "Output", "RunConfig", "build", "simulate", "validate"]
 
 _ORDER = ("energy", "enstrophy", "dissipation", "injection", "max_div", "cfl")
-
-
-class ConfigError(ValueError):
-    """Bad input found before any compute (the CLI exits with status 2)."""
 
 
 class BlowUpError(RuntimeError):
@@ -44,147 +44,140 @@ class BlowUpError(RuntimeError):
                          "Reduce --dt/--cfl or raise the resolution.")
 
 
-@dataclass
-class RunConfig:
-    """Everything a run needs; the CLI flags map one-to-one onto these fields (``--t-end`` -> ``t_end``)."""
+class Output(Protocol):
+    """Something the loop feeds (snapshots): it may ask the loop to land exactly on a time."""
 
-    equation: str = "navier-stokes"
-    ic: str = "taylor-green"
-    n: int = 64
-    nu: float = 1 / 1600
-    t_end: float = 1.0
-    out: str = "runs/out"
-    mesh: str = "slab"
-    dtype: str = "float32"
-    integrator: str = "rk4"
-    dt: float | None = None
-    cfl: float = 0.5
-    dt_max: float = 0.1
-    dealias: str = "2/3"
-    backend: str = "native"
-    box_length: float = 2 * math.pi
-    seed: int = 0
-    k0: float = 4.0
-    energy: float = 0.5
-    forcing_epsilon: float = 0.0
-    diag_every: int = 10
-    checkpoint_every: int = 0
-    keep: int = 2
-    resume: bool = False
-    overwrite: bool = False
-    max_steps: int | None = None
-    progress: bool = True
-    plots: bool = True
-    #: equation-specific parameters (``--param KEY=VALUE``), read by ``Equation.from_config``
-    params: dict = dataclasses.field(default_factory=dict)
+    def stop_time(self, t: float) -> float | None:
+        """The next time > ``t`` the loop must land on exactly (the step is shortened), or None."""
 
-    def physics(self) -> dict:
-        return {k: getattr(self, k) for k in _PHYSICS}
+    def after_step(self, state: Any, step: int, t: float, last: bool) -> None:
+        """Called after every step, at step 0 with the initial state and after a resume with the restored one.
+        ``state`` is donated to the next step: copy what you keep (e.g. ``jax.device_get``) before returning."""
+
+    def close(self) -> None: ...
 
 
-def validate(cfg: RunConfig) -> None:
-    """Check names, numbers and the output directory without touching any device array.
+def validate(cfg: RunConfig) -> Resolved:
+    """Resolve the defaults, check every value and the output directory, without touching a device array.
 
     Raises:
-      ConfigError: with a message that says what is wrong and what is allowed.
+      ConfigError: with a message that names the flag or parameter and says what is allowed.
     """
-    if cfg.equation not in EQUATIONS:
-        raise ConfigError(f"unknown equation {cfg.equation!r}; available: {', '.join(EQUATIONS)}")
-    ics = EQUATIONS[cfg.equation].initial_conditions
-    if cfg.ic not in ics:
-        raise ConfigError(f"unknown initial condition {cfg.ic!r} for {cfg.equation}; available: {', '.join(ics)}")
-    if cfg.integrator not in INTEGRATORS:
-        raise ConfigError(f"unknown integrator {cfg.integrator!r}; available: {', '.join(INTEGRATORS)}")
-    if cfg.dealias not in DEALIAS:
-        raise ConfigError(f"unknown dealiasing rule {cfg.dealias!r}; available: {', '.join(DEALIAS)}")
-    if cfg.dtype not in ("float32", "float64"):
-        raise ConfigError(f"--dtype must be float32 or float64, got {cfg.dtype!r}")
-    checks = [
-        (math.isfinite(cfg.nu) and cfg.nu >= 0, f"viscosity must be >= 0 (got nu = {cfg.nu}; --re must be > 0)"),
-        (math.isfinite(cfg.t_end) and cfg.t_end > 0, f"--t-end must be positive, got {cfg.t_end}"),
-        (cfg.dt is None or (math.isfinite(cfg.dt) and cfg.dt > 0), f"--dt must be positive, got {cfg.dt}"),
-        (math.isfinite(cfg.cfl) and cfg.cfl > 0, f"--cfl must be positive, got {cfg.cfl}"),
-        (cfg.dt_max > 0, f"--dt-max must be positive, got {cfg.dt_max}"),
-        (cfg.n >= 4 and cfg.n % 2 == 0, f"--n must be an even number >= 4, got {cfg.n}"),
-        (cfg.box_length > 0, f"--box-length must be positive, got {cfg.box_length}"),
-        (cfg.diag_every >= 1, f"--diag-every must be >= 1, got {cfg.diag_every}"),
-        (cfg.checkpoint_every >= 0, f"--checkpoint-every must be >= 0, got {cfg.checkpoint_every}"),
-        (cfg.keep >= 1, f"--keep must be >= 1, got {cfg.keep}"),
-        (cfg.forcing_epsilon >= 0, f"--forcing-epsilon must be >= 0, got {cfg.forcing_epsilon}"),
-        (cfg.max_steps is None or cfg.max_steps >= 0, f"--max-steps must be >= 0, got {cfg.max_steps}"),
-        (not (cfg.resume and cfg.overwrite), "--resume and --overwrite exclude each other"),
-    ]
-    for ok, msg in checks:
-        if not ok:
-            raise ConfigError(msg)
-    if cfg.mesh not in ("slab", "pencil"):
-        raise ConfigError(f"--mesh must be slab or pencil, got {cfg.mesh!r}")
-    if cfg.backend not in xfft.available_backends():
-        raise ConfigError(f"unknown or unavailable xfft backend {cfg.backend!r}; available: "
-                          f"{', '.join(xfft.available_backends())}")
-    _check_output_dir(Path(cfg.out))
+    res = resolve(cfg)
+    check_output_dir(res.out)
+    return res
 
 
-def _check_output_dir(out: Path) -> None:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".write-test-{os.getpid()}"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as e:
-        raise ConfigError(f"output directory {str(out)!r} is not writable: {e.strerror or e}") from None
-
-
-def build(cfg: RunConfig, mesh=None):
-    """Mesh, grid, equation, integrator and step controller for ``cfg``.
+def build(cfg: RunConfig, res: Resolved, mesh=None):
+    """Mesh, grid, equation, integrator and step controller; the initial condition and the CFL rate are checked
+    by their abstract shapes (``jax.eval_shape``), so nothing is computed yet.
 
     Raises:
-      ConfigError: the mesh cannot hold the grid (too many devices for the resolution), or bad parameters.
+      ConfigError: the mesh cannot hold the grid, a parameter the equation rejects, an integrator that cannot
+        advance it, an initial condition that fails or does not match the state, a CFL run without a rate.
     """
-    geometry = EQUATIONS[cfg.equation].grid_geometry(cfg)
-    shp = geometry["shape"]
+    shp = res.shape
     shape_txt = f"{shp[0]}^{len(shp)}" if len(set(shp)) == 1 else "x".join(map(str, shp))
     try:
         mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh)
-        grid = SpectralGrid(geometry["shape"], mesh, ndim=len(geometry["shape"]), box_length=geometry["box_length"],
-                            dtype=jnp.dtype(cfg.dtype), dealias=cfg.dealias, backend=cfg.backend)
+        grid = SpectralGrid(shp, mesh, ndim=len(shp), box_length=res.box_length, dtype=cfg.dtype,
+                            dealias=cfg.dealias, backend=cfg.backend)
     except ValueError as e:
-        raise ConfigError(f"a {cfg.mesh} mesh of {jax.device_count()} devices cannot hold a "
+        raise ConfigError(f"--n/--mesh: a {cfg.mesh} mesh of {jax.device_count()} devices cannot hold a "
                           f"{shape_txt} grid (dealias {cfg.dealias}): {e}") from None
+    label = res.cls.label()
     try:
-        eq = EQUATIONS[cfg.equation].from_config(grid, cfg)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
+        eq = res.cls(grid, **res.eq_params)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{label}: {e}" if label not in str(e) else str(e)) from None
     try:
-        integ = INTEGRATORS[cfg.integrator](eq)
+        integ = INTEGRATORS[res.integrator](eq)
     except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
-        raise ConfigError(f"--integrator {cfg.integrator} cannot advance {cfg.equation}: {e}") from None
+        raise ConfigError(f"--integrator {res.integrator} cannot advance {label}: {e}") from None
+    with jax.set_mesh(grid.mesh):
+        _check_initial_condition(eq, res)
+        if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
+            raise ConfigError(f"--cfl: {label} has no advective rate (max_rate) for an adaptive time step; "
+                              "give a fixed one with --dt")
     controller = FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
     return grid, eq, integ, controller
 
 
-def simulate(cfg: RunConfig, mesh=None) -> dict:
+def _check_initial_condition(eq, res: Resolved) -> None:
+    try:
+        got = jax.eval_shape(lambda: eq.initial_state(res.ic, **res.ic_params))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    want = eq.abstract_state()
+    shapes = [(a.shape, a.dtype) for a in jax.tree.leaves(got)]
+    expect = [(a.shape, a.dtype) for a in jax.tree.leaves(want)]
+    if jax.tree.structure(got) != jax.tree.structure(want) or shapes != expect:
+        raise ConfigError(f"{res.cls.label()} --ic {res.ic} builds {shapes}, but abstract_state() says {expect}")
+
+
+def simulate(cfg: RunConfig, mesh=None, outputs: list[Output] | None = None) -> dict:
     """Run ``cfg`` to ``t_end`` (or ``max_steps``); returns a summary dict.
 
-    Outputs in ``cfg.out``: ``diagnostics.csv`` (every ``diag_every`` steps and the last), ``spectra.csv``,
-    ``checkpoints/`` (every ``checkpoint_every`` steps and at the end), ``run.json``, PNG plots.
+    Outputs in ``out``: ``diagnostics.csv`` (every ``diag_every`` steps and the last), ``spectra.csv``,
+    ``checkpoints/`` (every ``checkpoint_every`` steps and at the end), ``run.json``, PNG plots; plus whatever
+    the extra ``outputs`` (objects with ``stop_time``, ``after_step``, ``close``) write.
 
     Raises:
       ConfigError: bad input (before any compute). BlowUpError: NaN/inf, naming step and time.
     """
-    validate(cfg)
-    grid, eq, integ, controller = build(cfg, mesh)
+    res = validate(cfg)
+    grid, eq, integ, controller = build(cfg, res, mesh)
     with jax.set_mesh(grid.mesh):  # jitted functions without array arguments need the mesh
-        return _simulate(cfg, grid, eq, integ, controller)
+        run = _setup(cfg, res, grid, eq, integ, controller, list(outputs or []))
+        try:
+            state, clock = _start(run)
+            state, clock = _loop(run, state, clock)
+            return _finish(run, state, clock)
+        finally:
+            for o in run.outputs:
+                o.close()
+            run.ckpt.close()
 
 
-def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict:
-    out = Path(cfg.out)
-    lead = jax.process_index() == 0
+@dataclass
+class _Clock:
+    step: int
+    t: float
+    dt: float  # the last step's
+    checkpoint: int | None  # the last written
+    start_step: int
+    final: dict | None = None
+
+
+@dataclass
+class _Run:
+    cfg: RunConfig
+    res: Resolved
+    grid: SpectralGrid
+    eq: Any
+    integ: Any
+    controller: Callable
+    out: Path
+    lead: bool
+    ckpt: io.Checkpoints
+    record: Callable[[Any, int, float, float], dict]
+    outputs: list
+    f_step: Callable
+    f_coef: Callable
+    f_energy: Callable
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+
+    def save(self, state, step: int, t: float, dt: float) -> None:
+        self.ckpt.save(step, state, {"step": step, "t": t, "dt": dt, "config": self.res.physics(self.cfg)})
+
+
+def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: list) -> _Run:
+    """Output files (overwrite/resume rules), the diagnostics recorder, the compiled step functions."""
+    out, lead = res.out, jax.process_index() == 0
     ckdir = out / "checkpoints"
     if not cfg.resume and ckdir.exists() and any(ckdir.iterdir()):
         if not cfg.overwrite:
-            raise ConfigError(f"{str(out)!r} already holds a run (checkpoints in {ckdir}); pass --resume to "
+            raise ConfigError(f"--out: {str(out)!r} already holds a run (checkpoints in {ckdir}); pass --resume to "
                               "continue it or --overwrite to start over")
         if lead:
             shutil.rmtree(ckdir)
@@ -192,22 +185,15 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
     if (cfg.overwrite or not cfg.resume) and lead:
         for name in ("diagnostics.csv", "spectra.csv"):
             (out / name).unlink(missing_ok=True)
-    ckpt = io.Checkpoints(ckdir, keep=cfg.keep)
     like = eq.abstract_state()
-    names = list(jax.eval_shape(eq.diagnostics, like, 0.0, 1.0))
-    names.sort(key=lambda c: (_ORDER.index(c) if c in _ORDER else len(_ORDER), c))
-    diag_cols = ["step", "t", "dt"] + names
+    names = sorted(jax.eval_shape(eq.diagnostics, like, 0.0, 1.0),
+                   key=lambda c: (_ORDER.index(c) if c in _ORDER else len(_ORDER), c))
     has_spec = jax.eval_shape(eq.spectrum, like) is not None
-    diag_log = io.CsvLog(out / "diagnostics.csv", diag_cols)
+    diag_log = io.CsvLog(out / "diagnostics.csv", ["step", "t", "dt"] + names)
     spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(grid.num_shells)])
+    f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
 
-    f_diag = jax.jit(eq.diagnostics)
-    f_spec = jax.jit(eq.spectrum)
-    f_energy = jax.jit(eq.energy)
-    f_step = jax.jit(integ.step)
-    f_coef = jax.jit(integ.coefficients)
-
-    def record(state, step, t, dt):
+    def record(state, step: int, t: float, dt: float) -> dict:
         d = {k: float(v) for k, v in f_diag(state, t, dt).items()}
         spec = np.asarray(f_spec(state)) if has_spec else None
         if lead:
@@ -216,83 +202,121 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
                 spec_log.write({"step": step, "t": t, **{f"E_{j}": float(v) for j, v in enumerate(spec)}})
         return d
 
-    latest = ckpt.latest_step() if cfg.resume else None
+    record.logs = (diag_log, spec_log)
+    outputs = _snapshot_outputs(cfg, res, eq) + outputs
+    return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
+                outputs, jax.jit(integ.step, donate_argnums=0), jax.jit(integ.coefficients), jax.jit(eq.energy))
+
+
+def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:
+    """The snapshot writer (issue 11) when snapshots are asked for; the module is imported only then."""
+    if not (cfg.snapshot_every or cfg.snapshot_times):
+        return []
+    try:
+        from .snapshots import SnapshotWriter
+    except ImportError:
+        raise ConfigError("--snapshot-every/--snapshot-times: this installation has no solvers.snapshots") from None
+
+    return [SnapshotWriter(res.out / "snapshots", eq, every=cfg.snapshot_every, times=tuple(cfg.snapshot_times),
+                           dtype=cfg.snapshot_dtype, resume=cfg.resume)]
+
+
+def _start(run: _Run) -> tuple[Any, _Clock]:
+    """The initial state (step 0, recorded) or the latest checkpoint's (``--resume``, settings checked)."""
+    cfg, ckdir = run.cfg, run.ckpt.directory
+    latest = run.ckpt.latest_step() if cfg.resume else None
     if latest is not None:
-        meta = ckpt.read_meta(latest)
-        _check_resume(cfg, meta, ckdir)
-        state, meta = ckpt.restore(latest, like)
-        step, t, last_dt = int(meta["step"]), float(meta["t"]), float(meta["dt"])
-        if lead:
-            diag_log.truncate_after(step)
-            spec_log.truncate_after(step)
-        last_ckpt = latest
+        _check_resume(run.res.physics(cfg), run.ckpt.read_meta(latest), run.res, ckdir)
+        state, meta = run.ckpt.restore(latest, run.eq.abstract_state())
+        clock = _Clock(int(meta["step"]), float(meta["t"]), float(meta["dt"]), latest, int(meta["step"]))
+        if run.lead:
+            for log in run.record.logs:
+                log.truncate_after(clock.step)
     else:
-        if cfg.resume and lead:
+        if cfg.resume and run.lead:
             print(f"--resume: no checkpoint in {ckdir}; starting from the initial condition", flush=True)
-        state = eq.initial_state(cfg.ic, seed=cfg.seed, k0=cfg.k0, energy=cfg.energy)
-        step, t, last_dt, last_ckpt = 0, 0.0, 0.0, None
-        if not io.finite(f_energy(state)):
+        state = run.eq.initial_state(run.res.ic, **run.res.ic_params)
+        clock = _Clock(0, 0.0, 0.0, None, 0)
+        if not io.finite(run.f_energy(state)):
             raise BlowUpError(0, 0.0, None, ckdir)
-        record(state, step, t, 0.0)
+        run.record(state, 0, 0.0, 0.0)
+    for o in run.outputs:
+        o.after_step(state, clock.step, clock.t, False)
+    return state, clock
 
-    def save(state, step, t, dt):
-        ckpt.save(step, state, {"step": step, "t": t, "dt": dt, "config": cfg.physics()})
 
-    stable = integ.stable_dt()
+def _next_stop(run: _Run, t: float, t_end: float) -> float:
+    stops = [s for o in run.outputs if (s := o.stop_time(t)) is not None and t < s < t_end]
+    return min(stops, default=t_end)
+
+
+def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
+    """Step to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and on every output's stop time."""
+    cfg, ckdir = run.cfg, run.ckpt.directory
+    stable = run.integ.stable_dt()
     t_end = float(cfg.t_end)
     coeffs, coef_dt = None, None
-    start, start_step, d = time.perf_counter(), step, None
-    bar = _progress(cfg, t, t_end, lead)
+    bar = _progress(cfg, clock.t, t_end, run.lead)
     try:
-        while True:
-            remaining = t_end - t
-            if remaining <= 0 or (cfg.max_steps is not None and step >= cfg.max_steps):
-                break
-            dt = controller(eq, state, stable)
+        while t_end - clock.t > 0 and (cfg.max_steps is None or clock.step < cfg.max_steps):
+            dt = run.controller(run.eq, state, stable)
             if not math.isfinite(dt):
-                raise BlowUpError(step + 1, t, last_ckpt, ckdir)
-            last = remaining <= dt * (1 + 1e-6)  # land exactly on t_end (no sliver of a last step)
-            if last:
-                dt = remaining
+                raise BlowUpError(clock.step + 1, clock.t, clock.checkpoint, ckdir)
+            target = _next_stop(run, clock.t, t_end)
+            land = target - clock.t <= dt * (1 + 1e-6)  # land exactly (no sliver of a step after it)
+            if land:
+                dt = target - clock.t
+            last = land and target == t_end
             if dt != coef_dt:
-                coeffs, coef_dt = f_coef(dt), dt
-            new = f_step(state, t, dt, coeffs)
-            energy = float(f_energy(new))
+                coeffs, coef_dt = run.f_coef(dt), dt
+            state = run.f_step(state, clock.t, dt, coeffs)  # the old state is donated (updated in place)
+            energy = float(run.f_energy(state))
             if not math.isfinite(energy):
-                raise BlowUpError(step + 1, t + dt, last_ckpt, ckdir)
-            state, step, t, last_dt = new, step + 1, (t_end if last else t + dt), dt
-            if step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
-                d = record(state, step, t, dt)
-            if cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-                save(state, step, t, dt)
-                last_ckpt = step
+                raise BlowUpError(clock.step + 1, clock.t + dt, clock.checkpoint, ckdir)
+            clock.step, clock.t, clock.dt = clock.step + 1, (target if land else clock.t + dt), dt
+            if clock.step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
+                clock.final = run.record(state, clock.step, clock.t, dt)
+            if cfg.checkpoint_every and clock.step % cfg.checkpoint_every == 0:
+                run.save(state, clock.step, clock.t, dt)
+                clock.checkpoint = clock.step
+            for o in run.outputs:
+                o.after_step(state, clock.step, clock.t, last)
             if bar is not None:
                 bar.update(dt)
-                bar.set_postfix_str(f"step {step}, E={energy:.6g}, dt={dt:.3g}", refresh=False)
+                bar.set_postfix_str(f"step {clock.step}, E={energy:.6g}, dt={dt:.3g}", refresh=False)
     finally:
         if bar is not None:
             bar.close()
-    if last_ckpt != step:
-        save(state, step, t, last_dt)
-    ckpt.close()
-    wall = time.perf_counter() - start
-    summary = {"steps": step, "t": t, "steps_this_run": step - start_step, "wall_s": wall,
-               "devices": jax.device_count(), "processes": jax.process_count(), "mesh": dict(
-                   zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))), "final": d,
-               "config": dataclasses.asdict(cfg)}
+    return state, clock
+
+
+def _finish(run: _Run, state, clock: _Clock) -> dict:
+    """The last checkpoint, the plots and ``run.json``; returns the summary."""
+    if clock.checkpoint != clock.step:
+        run.save(state, clock.step, clock.t, clock.dt)
+    grid, cfg, res = run.grid, run.cfg, run.res
+    summary = {"steps": clock.step, "t": clock.t, "steps_this_run": clock.step - clock.start_step,
+               "wall_s": time.perf_counter() - run.started, "devices": jax.device_count(),
+               "processes": jax.process_count(),
+               "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
+               "final": clock.final, "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
+                                                "integrator": res.integrator, "out": str(res.out)},
+               "physics": res.physics(cfg)}
     if cfg.plots:
-        field = eq.plot_field(state)  # every process takes part (a collective), process 0 draws
+        field = run.eq.plot_field(state)  # every process takes part (a collective), process 0 draws
         field = (field[0], np.asarray(field[1])) if field is not None else None
-        if lead:
+        if run.lead:
             shape = grid.shape
             grid_txt = f"{shape[0]}^{len(shape)}" if len(set(shape)) == 1 else "x".join(map(str, shape))
-            title = f"{cfg.equation}, {cfg.ic}, {grid_txt}, nu={cfg.nu:.4g}, t={t:.3g}"
+            extra = "".join(f", {k}={v:.4g}" for k, v in list(res.eq_params.items())[:2] if isinstance(v, float))
+            title = f"{res.cls.label()}, {res.ic}, {grid_txt}{extra}, t={clock.t:.3g}"
+            out = run.out
             spectra = io.read_csv(out / "spectra.csv") if (out / "spectra.csv").exists() else []
             summary["plots"] = [str(p) for p in io.write_plots(
-                out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=2 * math.pi / cfg.box_length,
-                title=title, field_file=eq.plot_file)]
-    if lead:
-        io.write_json(out / "run.json", summary)
+                out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=grid.dk, title=title,
+                field_file=run.eq.plot_file, slope=run.eq.spectrum_slope)]
+    if run.lead:
+        io.write_json(run.out / "run.json", summary)
     return summary
 
 
@@ -303,10 +327,18 @@ def _barrier(name: str) -> None:
         multihost_utils.sync_global_devices(name)
 
 
-def _check_resume(cfg: RunConfig, meta: dict, ckdir: Path) -> None:
+def _check_resume(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
     saved = meta.get("config", {})
-    now = cfg.physics()
-    diff = [f"{k}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in _PHYSICS if saved.get(k) != now[k]]
+    if "format" not in saved:  # written before the parameter declarations
+        try:
+            saved = legacy_physics(saved, res)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ConfigError(f"--resume: cannot read the settings of the checkpoint in {ckdir}: {e}") from None
+    saved, now = json.loads(json.dumps(saved)), json.loads(json.dumps(now))
+    sp, np_ = saved.pop("params", {}) or {}, now.pop("params")
+    diff = [f"{k}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in now if saved.get(k) != now[k]]
+    diff += [f"{k}: checkpoint {sp.get(k)!r} vs now {np_.get(k)!r}" for k in sorted(set(sp) | set(np_))
+             if sp.get(k) != np_.get(k)]
     if diff:
         raise ConfigError(f"--resume: the checkpoint in {ckdir} was written with other settings ("
                           + "; ".join(diff) + "); resume with the same physics and discretization")

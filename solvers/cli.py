@@ -22,16 +22,20 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a simulation", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        epilog="Example: python -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 "
                               "--t-end 2 --out runs/tgv")
-    r.add_argument("equation", help="equation name (see `list`)")
+    r.add_argument("equation", help="equation name (see `list`), or MODULE:CLASS for your own Equation subclass "
+                                    "(MODULE importable from the current directory)")
     r.add_argument("--ic", default=None, help="initial condition (see `list`; default: the equation's first)")
-    r.add_argument("--n", type=int, default=64, help="grid points per direction")
+    r.add_argument("--n", type=int, nargs="+", default=[64], metavar="N",
+                   help="grid points: one size (a cube/square) or one per axis (NX NY NZ; 2D: NX NY)")
+    r.add_argument("--box-length", type=float, nargs="+", default=[2 * math.pi], metavar="L",
+                   help="box side(s): one value or one per axis (LX LY LZ)")
     visc = r.add_mutually_exclusive_group()
-    visc.add_argument("--re", type=float, default=1600.0, help="Reynolds number, nu = 1 / Re")
-    visc.add_argument("--nu", type=float, default=None, help="kinematic viscosity (instead of --re)")
+    visc.add_argument("--re", type=float, default=None, help="Reynolds number: sets the parameter nu = 1 / Re")
+    visc.add_argument("--nu", default=None, help="kinematic viscosity (the parameter nu)")
     r.add_argument("--t-end", type=float, default=1.0, help="final time")
     r.add_argument("--out", default=None, help="output directory (default runs/EQUATION-IC)")
     r.add_argument("--mesh", default="slab", help="decomposition: slab or pencil")
-    r.add_argument("--dtype", default="float32", help="float32 or float64")
+    r.add_argument("--dtype", default="float32", help="float32 or float64 (64-bit mode is turned on)")
     r.add_argument("--integrator", default=None, help="time integrator (see `list`; default: the equation's own)")
     step = r.add_mutually_exclusive_group()
     step.add_argument("--dt", type=float, default=None, help="fixed time step (default: CFL-adaptive)")
@@ -39,24 +43,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--dt-max", type=float, default=0.1, help="largest adaptive time step")
     r.add_argument("--dealias", default="2/3", help="2/3 (truncation), 3/2 (padding) or none")
     r.add_argument("--backend", default="native", help="xfft backend for every transform")
-    r.add_argument("--box-length", type=float, default=2 * math.pi, help="side of the periodic box")
-    r.add_argument("--seed", type=int, default=0, help="seed of random-isotropic")
-    r.add_argument("--k0", type=float, default=4.0, help="spectral peak of random-isotropic")
-    r.add_argument("--energy", type=float, default=0.5, help="initial energy of random-isotropic")
-    r.add_argument("--forcing-epsilon", type=float, default=0.0,
-                   help="linear forcing (Lundgren) injecting this power; 0 = decaying")
+    for flag, what in (("--seed", "random initial conditions' seed"), ("--k0", "random initial conditions' "
+                       "spectral peak"), ("--energy", "random initial conditions' energy"),
+                       ("--forcing-epsilon", "Navier-Stokes linear forcing power (0: decaying)")):
+        r.add_argument(flag, default=None, help=f"{what}: sets the parameter {flag[2:].replace('-', '_')}")
+    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="equation or initial-condition parameter (repeatable; see `list`)")
     r.add_argument("--diag-every", type=int, default=10, help="diagnostics CSV row every N steps")
     r.add_argument("--checkpoint-every", type=int, default=0, help="checkpoint every N steps (0: only at the end)")
     r.add_argument("--keep", type=int, default=2, help="checkpoints kept")
     r.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     r.add_argument("--overwrite", action="store_true", help="discard a previous run in --out")
     r.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (counted from 0)")
+    r.add_argument("--snapshot-every", type=int, default=0, help="snapshot every N steps (0: none)")
+    r.add_argument("--snapshot-times", default=None, metavar="T1,T2,...", help="snapshots at these times")
+    r.add_argument("--snapshot-dtype", default="float32", help="float32 or float64 snapshot fields")
     r.add_argument("--cpu-devices", type=int, default=8,
                    help="virtual CPU devices when there is no accelerator and nothing else configured them")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--no-plots", action="store_true", help="no PNG plots")
-    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="equation-specific parameter (repeatable; see `list`)")
     return p
 
 
@@ -92,48 +97,71 @@ def _setup_devices(cpu_devices: int) -> None:
 
 
 def _config(ns: argparse.Namespace):
-    from ._run import RunConfig
+    """The :class:`~solvers.RunConfig` of the command line; flags that set parameters go into ``params``.
 
-    if ns.nu is None and not ns.re > 0:
-        raise ValueError(f"--re must be positive (it sets nu = 1/Re), got {ns.re}")
-    nu = ns.nu if ns.nu is not None else 1.0 / ns.re
-    from .equations import EQUATIONS
+    Raises:
+      ValueError: a malformed ``--param``, ``--re``, ``--snapshot-times`` (the CLI exits with status 2).
+    """
+    from ._config import RunConfig
 
-    ic = ns.ic
-    if ic is None:
-        ics = list(EQUATIONS[ns.equation].initial_conditions) if ns.equation in EQUATIONS else []
-        ic = ics[0] if ics else "taylor-green"
-    integrator = ns.integrator
-    if integrator is None:
-        integrator = getattr(EQUATIONS.get(ns.equation), "default_integrator", "rk4")
-    params = {}
+    params: dict[str, str | float] = {}
     for item in ns.param:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
+        params[key.strip()] = value.strip()
+    if ns.re is not None:
+        if not (math.isfinite(ns.re) and ns.re > 0):
+            raise ValueError(f"--re must be positive (it sets nu = 1/Re), got {ns.re}")
+        ns.nu = 1.0 / ns.re
+    for key in ("nu", "seed", "k0", "energy", "forcing_epsilon"):
+        value = getattr(ns, key)
+        if value is not None:
+            if key in params:
+                raise ValueError(f"--{key.replace('_', '-')} and --param {key} both given; give one")
+            params[key] = value
+    times: tuple[float, ...] = ()
+    if ns.snapshot_times is not None:
         try:
-            params[key.strip()] = float(value)
+            times = tuple(float(v) for v in ns.snapshot_times.split(",") if v.strip())
         except ValueError:
-            params[key.strip()] = value.strip()
+            raise ValueError(f"--snapshot-times expects comma-separated times (T1,T2,...), got "
+                             f"{ns.snapshot_times!r}") from None
+        if not times:
+            raise ValueError("--snapshot-times expects at least one time (T1,T2,...)")
     return RunConfig(
-        equation=ns.equation, ic=ic, n=ns.n, nu=nu, t_end=ns.t_end, params=params,
-        out=ns.out or os.path.join("runs", f"{ns.equation}-{ic}"), mesh=ns.mesh, dtype=ns.dtype,
-        integrator=integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias, backend=ns.backend,
-        box_length=ns.box_length, seed=ns.seed, k0=ns.k0, energy=ns.energy, forcing_epsilon=ns.forcing_epsilon,
-        diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,
-        overwrite=ns.overwrite, max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots)
+        equation=ns.equation, ic=ns.ic, n=tuple(ns.n), t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
+        dtype=ns.dtype, integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias,
+        backend=ns.backend, box_length=tuple(ns.box_length), diag_every=ns.diag_every,
+        checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume, overwrite=ns.overwrite,
+        max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots,
+        snapshot_every=ns.snapshot_every, snapshot_times=times, snapshot_dtype=ns.snapshot_dtype)
+
+
+def _describe(p) -> str:
+    flag = f", {p.flag}" if p.flag else ""
+    return f"{p.name}={p.default!r} ({p.allowed()}{flag}){': ' + p.help if p.help else ''}"
 
 
 def _list() -> str:
     from ._grid import DEALIAS
+    from ._params import as_initial_condition
     from .equations import EQUATIONS, SOLVERS
     from .integrators import INTEGRATORS
 
-    lines = ["equations (python -m solvers run NAME):"]
+    lines = ["equations (python -m solvers run NAME, or MODULE:CLASS for your own):"]
     for name, cls in EQUATIONS.items():
         lines.append(f"  {name:<20} {cls.description}")
-        lines.append(f"  {'':<20} initial conditions (--ic): {', '.join(cls.initial_conditions)}; "
-                     f"default integrator: {cls.default_integrator}")
+        lines.append(f"  {'':<20} grids: {'/'.join(map(str, cls.ndims))}D; default integrator: "
+                     f"{cls.default_integrator}")
+        for p in cls.parameters:
+            lines.append(f"  {'':<22}--param {_describe(p)}")
+        for i, (ic, spec) in enumerate(cls.initial_conditions.items()):
+            spec = as_initial_condition(spec)
+            lines.append(f"  {'':<20} --ic {ic}{' (default)' if i == 0 else ''}"
+                         f"{': ' + spec.help if spec.help else ''}")
+            for p in spec.params:
+                lines.append(f"  {'':<24}--param {_describe(p)}")
     lines.append("steady solvers (Python API):")
     for name, cls in SOLVERS.items():
         lines.append(f"  {name:<20} {cls.description}")
@@ -155,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = "python -m solvers"
     try:
         _setup_devices(ns.cpu_devices)
+        if ns.dtype == "float64":
+            import jax
+
+            jax.config.update("jax_enable_x64", True)
         cfg = _config(ns)
         from ._run import validate
 
@@ -164,8 +196,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     import jax
 
-    if cfg.dtype == "float64":
-        jax.config.update("jax_enable_x64", True)
     from ._run import BlowUpError, ConfigError, simulate
 
     try:
@@ -183,5 +213,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         final = summary.get("final") or {}
         e = f", E = {final['energy']:.8g}" if "energy" in final else ""
         print(f"done: {summary['steps']} steps to t = {summary['t']:.6g}{e} on {summary['devices']} devices "
-              f"{summary['mesh']} in {summary['wall_s']:.1f} s; outputs in {cfg.out}", flush=True)
+              f"{summary['mesh']} in {summary['wall_s']:.1f} s; outputs in {summary['config']['out']}", flush=True)
     return 0

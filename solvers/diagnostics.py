@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import NamedSharding, PartitionSpec
 
 from ._grid import SpectralGrid
 
@@ -56,20 +55,11 @@ def vorticity_slice(grid: SpectralGrid, u_hat: jax.Array, axis: int = -1, index:
 
     In 2D the whole ``|omega|`` field is returned.
     """
-    axis = axis % grid.ndim
-    index = grid.shape[axis] // 2 if index is None else int(index)
-    w_hat = grid.curl(u_hat)
-    w = grid.irfft(w_hat)
-    if grid.ndim == 2:
-        return _replicate(grid, jnp.abs(w))  # the whole (scalar) vorticity field
-    mag = jnp.sqrt(jnp.sum(w * w, axis=0))
-    plane = jax.lax.index_in_dim(mag, index, axis=axis, keepdims=False)
-    return _replicate(grid, plane)
+    w = grid.irfft(grid.curl(u_hat))
+    mag = jnp.abs(w) if grid.ndim == 2 else jnp.sqrt(jnp.sum(w * w, axis=0))
+    return grid.mid_plane(mag, axis=axis, index=index)
 
 
 def _replicate(grid: SpectralGrid, x: jax.Array) -> jax.Array:
-    """A small array made identical on every device (so every process can read it)."""
-    if grid.mesh.size == 1:
-        return x
-    return jax.sharding.reshard(x, NamedSharding(grid.mesh, PartitionSpec())) if grid.explicit else \
-        jax.lax.with_sharding_constraint(x, NamedSharding(grid.mesh, PartitionSpec()))
+    """Kept for callers of the old private name: :meth:`SpectralGrid.replicate`."""
+    return grid.replicate(x)

@@ -133,8 +133,8 @@ def plot_history(ax, rows: list[dict]) -> None:
     ax.set_title("energy and dissipation")
 
 
-def plot_spectrum(ax, spectra: list[dict], dk: float = 1.0) -> None:
-    """E(k) at up to 5 output times, with a k^-5/3 guide."""
+def plot_spectrum(ax, spectra: list[dict], dk: float = 1.0, slope: float | None = None) -> None:
+    """E(k) at up to 5 output times, with a ``k^slope`` guide where the equation declares one."""
     picks = spectra if len(spectra) <= 5 else [spectra[int(i)] for i in np.linspace(0, len(spectra) - 1, 5)]
     top = 0.0
     for r in picks:
@@ -145,13 +145,20 @@ def plot_spectrum(ax, spectra: list[dict], dk: float = 1.0) -> None:
             ax.loglog(k[ok], vals[ok], label=f"t = {float(r['t']):.3g}")
             top = max(top, vals[ok].max())
     kk = np.array([2.0, max(3.0, k[ok].max() / 2 if ok.any() else 8.0)]) * dk
+    if top > 0 and slope is not None:
+        ax.loglog(kk, 0.5 * top * (kk / kk[0]) ** slope, "k--", label=f"$k^{{{_fraction(slope)}}}$")
     if top > 0:
-        ax.loglog(kk, 0.5 * top * (kk / kk[0]) ** (-5 / 3), "k--", label=r"$k^{-5/3}$")
         ax.set_ylim(bottom=top * 1e-12)
     ax.set_xlabel("k")
     ax.set_ylabel("E(k)")
     ax.legend(fontsize=8)
     ax.set_title("energy spectrum")
+
+
+def _fraction(x: float) -> str:
+    from fractions import Fraction
+
+    return str(Fraction(x).limit_denominator(12))
 
 
 def plot_slice(ax, field: np.ndarray, label: str) -> None:
@@ -163,15 +170,17 @@ def plot_slice(ax, field: np.ndarray, label: str) -> None:
 
 
 def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict], field: tuple | None,
-                dk: float = 1.0, title: str = "", field_file: str = "vorticity.png") -> list[Path]:
-    """Write ``energy.png``, ``spectrum.png``, the slice ``field_file`` and ``summary.png`` (all three) into ``out``."""
+                dk: float = 1.0, title: str = "", field_file: str = "vorticity.png",
+                slope: float | None = None) -> list[Path]:
+    """Write ``energy.png``, ``spectrum.png`` (with a ``k^slope`` guide if given), the slice ``field_file`` and
+    ``summary.png`` (all three) into ``out``."""
     out = Path(out)
     written = []
     panels = []
     if history:
         panels.append(("energy.png", lambda ax: plot_history(ax, history)))
     if spectra:
-        panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk)))
+        panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk, slope)))
     if field is not None and np.all(np.isfinite(field[1])):
         panels.append((field_file, lambda ax: plot_slice(ax, field[1], field[0])))
     for name, draw in panels:

@@ -7,20 +7,33 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
-import jax.numpy as jnp
+from jax.sharding import NamedSharding
 
 from .._grid import SpectralGrid
-
-State = Any  # a pytree of spectral arrays (one array for most equations)
+from .._params import InitialCondition, Param, as_initial_condition, resolve
+from .._tree import State as State
+from .._tree import apply_linear as apply_linear
+from .._tree import tree_add as tree_add
+from .._tree import tree_axpy as tree_axpy
 
 
 class Equation(abc.ABC):
     """A PDE on a :class:`~solvers.SpectralGrid`, split into a diagonal linear part and a nonlinear part.
 
-    Subclasses set ``name`` (the CLI name), ``initial_conditions`` (CLI name -> builder) and implement
-    :meth:`linear` and :meth:`nonlinear`. The state is a pytree of spectral arrays (sharded like
-    ``grid.spectral_sharding(batch)``); integrators only use ``linear``, ``nonlinear`` and tree arithmetic, so a
-    new PDE is one new file with one subclass.
+    The contract (see the README, "Your own equation"):
+
+    - class attributes: ``name`` (CLI name), ``description``, ``parameters`` (the constructor's keyword
+      arguments as :class:`Param` declarations), ``initial_conditions`` (name -> ``build(eq, **params)`` or
+      :class:`InitialCondition` with declared parameters; the first is the default), ``ndims`` (grid
+      dimensions it runs on, the first is the default), ``default_integrator``, ``spectrum_slope`` (power-law
+      guide of the spectrum plot, or None), ``plot_file``;
+    - ``__init__(grid, **params)`` calls ``super().__init__(grid, **params)``, which checks every value
+      against its declaration and stores it as an attribute (``self.nu``);
+    - :meth:`linear` and :meth:`nonlinear` (required); :meth:`max_rate`, :meth:`diagnostics`, :meth:`energy`,
+      :meth:`spectrum`, :meth:`plot_field`, :meth:`abstract_state` (optional).
+
+    The state is a pytree of spectral arrays (sharded like ``grid.spectral_sharding(batch)``); integrators only
+    use ``linear``, ``nonlinear`` and tree arithmetic, so a new PDE is one subclass.
 
     Attributes:
       grid: the grid the state lives on.
@@ -28,80 +41,109 @@ class Equation(abc.ABC):
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    #: file name of the mid-plane slice that the CLI driver plots (:meth:`plot_field`)
-    plot_file: ClassVar[str] = "field.png"
-    #: integrator the CLI uses when ``--integrator`` is not given
+    #: the constructor's keyword arguments (``--param``); checked by ``Equation.__init__``
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    #: name -> ``build(equation, **params) -> state`` or :class:`InitialCondition`; the first is the default
+    initial_conditions: ClassVar[dict[str, Callable[..., State] | InitialCondition]] = {}
+    #: grid dimensions this equation runs on (the first is the default of ``--n N``)
+    ndims: ClassVar[tuple[int, ...]] = (3,)
+    #: integrator used when none is named
     default_integrator: ClassVar[str] = "rk4"
-    #: name -> function ``(equation, **params) -> state``
-    initial_conditions: ClassVar[dict[str, Callable[..., State]]] = {}
+    #: exponent of the power-law guide drawn on the spectrum plot (None: no guide)
+    spectrum_slope: ClassVar[float | None] = None
+    #: file name of the slice that the driver plots (:meth:`plot_field`)
+    plot_file: ClassVar[str] = "field.png"
 
-    def __init__(self, grid: SpectralGrid):
-        self.grid = grid
+    def __init__(self, grid: SpectralGrid, **params: Any):
+        """Store ``grid`` and every declared parameter (given or default) as an attribute.
 
-    @classmethod
-    def from_config(cls, grid: SpectralGrid, cfg: Any) -> Equation:
-        """Build from a :class:`~solvers.RunConfig` (the CLI); equations with parameters override this.
-
-        Equation-specific parameters arrive in ``cfg.params`` (``--param KEY=VALUE``, values parsed as float
-        when possible); raise ``ValueError`` naming the parameter for unknown keys or bad values.
+        Raises:
+          ValueError: unknown parameter, value out of its declared range, or a grid of the wrong dimension.
         """
-        cls.check_params(cfg)
-        return cls(grid)
+        self.grid = grid
+        if grid.ndim not in self.ndims:
+            raise ValueError(f"{self.label()} runs on {' or '.join(map(str, self.ndims))}D grids, "
+                             f"got shape {grid.shape}")
+        self.params = resolve(self.parameters, params, self.label())
+        for k, v in self.params.items():
+            setattr(self, k, v)
 
     @classmethod
-    def check_params(cls, cfg: Any, known: tuple[str, ...] = ()) -> None:
-        """Raise ``ValueError`` for ``--param`` keys this equation does not know."""
-        unknown = sorted(set(getattr(cfg, "params", None) or {}) - set(known))
-        if unknown and not known:
-            raise ValueError(f"{cls.name} takes no --param options, got {unknown}")
-        if unknown:
-            raise ValueError(f"unknown --param {unknown} for {cls.name}; known: {sorted(known)}")
+    def label(cls) -> str:
+        """The name in messages: ``name`` or the class name of a user equation without one."""
+        return cls.name or cls.__name__
 
     @classmethod
-    def grid_geometry(cls, cfg: Any) -> dict:
-        """Grid for a CLI run: ``{"shape": (n, n, n), "box_length": L}``; 2D or anisotropic equations override."""
-        return {"shape": (cfg.n,) * 3, "box_length": cfg.box_length}
+    def initial_condition(cls, ic: str) -> InitialCondition:
+        """The initial condition ``ic`` with its declared parameters.
+
+        Raises:
+          ValueError: unknown name (listing the known ones).
+        """
+        if ic not in cls.initial_conditions:
+            raise ValueError(f"unknown initial condition {ic!r} for {cls.label()}; "
+                             f"available: {', '.join(cls.initial_conditions)}")
+        return as_initial_condition(cls.initial_conditions[ic])
 
     @abc.abstractmethod
     def linear(self) -> State:
         """The diagonal linear operator ``L(k)``: an array broadcastable against every state leaf (or a pytree
-        matching the state). Integrating-factor, exponential and IMEX schemes treat it exactly or implicitly."""
+        matching the state), spectral sharding. Integrating-factor, exponential and IMEX schemes treat it exactly
+        or implicitly."""
 
     @abc.abstractmethod
     def nonlinear(self, state: State, t: jax.Array) -> State:
-        """The nonlinear (explicit) part ``N(state, t)``, same structure and sharding as ``state``."""
+        """The nonlinear (explicit) part ``N(state, t)``, same structure, dtype and sharding as ``state``."""
 
     def rhs(self, state: State, t: jax.Array) -> State:
         """Full right-hand side ``L state + N(state, t)``."""
         return tree_add(apply_linear(self.linear(), state), self.nonlinear(state, t))
 
-    def initial_state(self, ic: str, **params) -> State:
-        """Build the initial state ``ic`` (a key of ``initial_conditions``).
+    def resolve_ic_params(self, ic: str, **params: Any) -> dict[str, Any]:
+        """The parameters ``initial_state(ic, **params)`` passes to the builder: checked, defaults filled.
 
         Raises:
-          ValueError: unknown initial condition.
+          ValueError: unknown initial condition or parameter, or a value out of range.
         """
-        if ic not in self.initial_conditions:
-            raise ValueError(f"unknown initial condition {ic!r} for {self.name}; "
-                             f"choose one of {', '.join(self.initial_conditions)}")
-        return self.initial_conditions[ic](self, **params)
+        spec = self.initial_condition(ic)
+        base = {p.name: v for p in spec.params if (v := self._ic_defaults().get(p.name)) is not None}
+        return resolve(spec.params, {**base, **params}, f"{self.label()} --ic {ic}")
+
+    def _ic_defaults(self) -> dict[str, Any]:
+        """Instance defaults of initial-condition parameters (none here; see Schrodinger's ``ic_params``)."""
+        return {}
+
+    def initial_state(self, ic: str, **params: Any) -> State:
+        """Build the initial state ``ic`` (a key of ``initial_conditions``) with its parameters.
+
+        Raises:
+          ValueError: unknown initial condition or parameter, a value out of range, or one the builder rejects.
+        """
+        return self.initial_condition(ic).build(self, **self.resolve_ic_params(ic, **params))
 
     def abstract_state(self) -> State:
         """Shapes, dtypes and shardings of the state (``jax.ShapeDtypeStruct`` pytree), without computing it.
 
         Used to restore checkpoints onto this equation's grid and mesh. Default: traced from the first initial
-        condition; equations with a known layout override it.
+        condition with its default parameters; equations with a known layout override it.
         """
         first = next(iter(self.initial_conditions))
-        return jax.eval_shape(lambda: self.initial_state(first))
+        mesh = self.grid.mesh
+
+        def concrete(a: jax.ShapeDtypeStruct) -> jax.ShapeDtypeStruct:  # traced under set_mesh: abstract mesh
+            spec = getattr(a.sharding, "spec", None)
+            sharding = NamedSharding(mesh, spec) if spec is not None else a.sharding
+            return jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
+
+        return jax.tree.map(concrete, jax.eval_shape(lambda: self.initial_state(first)))
 
     def max_rate(self, state: State) -> jax.Array | None:
         """Largest advective rate ``max(sum_i |u_i| / dx_i)`` for the CFL condition; None if not applicable."""
         return None
 
     def diagnostics(self, state: State, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
-        """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions)."""
-        return {}
+        """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions); default: ``energy``."""
+        return {"energy": self.energy(state)}
 
     def energy(self, state: State) -> jax.Array:
         """The scalar shown in the progress bar and checked for blow-up (a sharded reduction)."""
@@ -114,19 +156,3 @@ class Equation(abc.ABC):
     def plot_field(self, state: State) -> tuple[str, jax.Array] | None:
         """A 2D real slice to plot (label, array replicated on every device), or None."""
         return None
-
-
-def apply_linear(lin: State, state: State) -> State:
-    """``L * state`` for a diagonal ``L`` given as one array or a pytree matching ``state``."""
-    if isinstance(lin, (jax.Array, jnp.ndarray)) or jnp.isscalar(lin):
-        return jax.tree.map(lambda u: lin * u, state)
-    return jax.tree.map(lambda a, u: a * u, lin, state)
-
-
-def tree_add(*trees: State) -> State:
-    return jax.tree.map(lambda *xs: sum(xs[1:], xs[0]), *trees)
-
-
-def tree_axpy(a, x: State, y: State) -> State:
-    """``a * x + y`` leaf by leaf."""
-    return jax.tree.map(lambda u, v: a * u + v, x, y)

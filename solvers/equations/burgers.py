@@ -10,10 +10,11 @@ import jax.numpy as jnp
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
 from .._grid import SpectralGrid
+from .._params import InitialCondition, Param
 from ._velocity import VelocityEquation
 
 
-def _sine(eq: Burgers, **_) -> jax.Array:
+def _sine(eq: Burgers) -> jax.Array:
     """Planar ``u = (-v0 sin(2 pi (x - Lx/2) / Lx), 0, 0)``; on ``Lx = 2`` the classic ``-sin(pi x)`` on [-1, 1]."""
     g = eq.grid
     kx, half, v0 = 2 * math.pi / g.box_length[0], g.box_length[0] / 2, eq.amplitude
@@ -34,7 +35,8 @@ class Burgers(VelocityEquation):
     compressible and forms shocks; ``u = (u(x), 0, 0)`` stays planar and is the 1D Burgers equation.
 
     Args:
-      grid: a 3D :class:`~solvers.SpectralGrid` (long thin grids such as ``(n, 8, 8)`` for planar flows).
+      grid: a 3D :class:`~solvers.SpectralGrid` (long thin grids such as ``(n, 8, 8)`` for planar flows; the CLI:
+        ``--n 864 8 8 --box-length 2 0.0185 0.0185``).
       nu: kinematic viscosity (>= 0). amplitude: ``v0`` of the ``sine`` initial condition.
 
     State: ``u_hat`` complex ``(3,) + grid.spectral_shape`` with ``grid.spectral_sharding(1)``.
@@ -44,41 +46,20 @@ class Burgers(VelocityEquation):
     """
 
     name = "burgers"
-    description = "3D viscous Burgers, vector form (pseudo-spectral, dealiased; --param ny/nz: long thin grids)"
+    description = "3D viscous Burgers, vector form (pseudo-spectral, dealiased; --n NX NY NZ: long thin grids)"
+    parameters = (
+        Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),
+        Param("amplitude", 1.0, "v0 of the sine and taylor-green initial conditions"),
+    )
     initial_conditions = {
-        "sine": _sine,
-        "taylor-green": lambda eq, **_: ics.taylor_green(eq.grid, v0=eq.amplitude),
-        "random": lambda eq, seed=0, k0=4.0, energy=0.5, **_: ics.random_isotropic(
-            eq.grid, seed=seed, k0=k0, energy=energy),
+        "sine": InitialCondition(_sine, (), "planar -v0 sin(2 pi (x - Lx/2) / Lx)"),
+        "taylor-green": lambda eq: ics.taylor_green(eq.grid, v0=eq.amplitude),
+        "random": InitialCondition(lambda eq, seed, k0, energy: ics.random_isotropic(
+            eq.grid, seed=seed, k0=k0, energy=energy), ics.RANDOM_PARAMS, "random solenoidal field"),
     }
-    _params = ("amplitude", "ny", "nz")
 
-    def __init__(self, grid: SpectralGrid, nu: float, amplitude: float = 1.0):
-        super().__init__(grid)
-        if grid.ndim != 3:
-            raise ValueError(f"burgers needs a 3D grid, got shape {grid.shape}")
-        if not (math.isfinite(nu) and nu >= 0):
-            raise ValueError(f"viscosity must be finite and >= 0, got nu={nu}")
-        self.nu, self.amplitude = float(nu), float(amplitude)
-
-    @classmethod
-    def from_config(cls, grid: SpectralGrid, cfg) -> Burgers:
-        bad = sorted(set(cfg.params) - set(cls._params))
-        if bad:
-            raise ValueError(f"{cls.name}: unknown --param {', '.join(bad)}; allowed: {', '.join(cls._params)}")
-        return cls(grid, nu=cfg.nu, amplitude=float(cfg.params.get("amplitude", 1.0)))
-
-    @classmethod
-    def grid_geometry(cls, cfg) -> dict:
-        """``n x ny x nz`` points (``--param ny=8 --param nz=8`` for a long thin box), equal spacing
-        ``--box-length / n`` on every axis."""
-        shape = [cfg.n]
-        for key in ("ny", "nz"):
-            v = cfg.params.get(key, float(cfg.n))
-            if not (isinstance(v, float) and v == int(v) and v >= 4 and int(v) % 2 == 0):
-                raise ValueError(f"burgers: --param {key} must be an even integer >= 4, got {v!r}")
-            shape.append(int(v))
-        return {"shape": tuple(shape), "box_length": tuple(cfg.box_length * m / cfg.n for m in shape)}
+    def __init__(self, grid: SpectralGrid, nu: float = 1 / 1600, amplitude: float = 1.0):
+        super().__init__(grid, nu=nu, amplitude=amplitude)
 
 
 
@@ -103,6 +84,4 @@ class Burgers(VelocityEquation):
 
     def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:
         g = self.grid
-        ux = g.irfft(u_hat[0])
-        plane = jax.lax.index_in_dim(ux, g.shape[-1] // 2, axis=2, keepdims=False)
-        return "u_x, mid-plane z = L/2", diag._replicate(g, plane)
+        return "u_x, mid-plane z = L/2", g.mid_plane(g.irfft(u_hat[0]))

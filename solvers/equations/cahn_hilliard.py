@@ -7,12 +7,12 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import diagnostics as diag
 from .._grid import SpectralGrid
+from .._params import InitialCondition, Param
 from ._base import Equation
 
 
-def _random(eq: PhaseField, seed: int = 0, **_) -> jax.Array:
+def _random(eq: PhaseField, seed: int = 0) -> jax.Array:
     """``c0 + amplitude * U(-1, 1)`` noise of zero mean (threefry: independent of the mesh), dealiased."""
     g = eq.grid
     noise = jax.jit(lambda key: jax.random.uniform(key, g.shape, g.dtype, -1.0, 1.0),
@@ -20,7 +20,7 @@ def _random(eq: PhaseField, seed: int = 0, **_) -> jax.Array:
     return jax.jit(lambda f: g.dealias(g.rfft(eq.c0 + eq.amplitude * (f - jnp.mean(f)))))(noise)
 
 
-def _perturbation(eq: PhaseField, **_) -> jax.Array:
+def _perturbation(eq: PhaseField) -> jax.Array:
     """``c0 + amplitude * cos(mode * 2 pi x / Lx)``: one Fourier mode on a uniform state (linear stability)."""
     g = eq.grid
     kx = 2 * math.pi * eq.mode / g.box_length[0]
@@ -44,44 +44,27 @@ class PhaseField(Equation):
     State: ``c_hat`` complex ``grid.spectral_shape`` with ``grid.spectral_sharding()``.
 
     Raises:
-      ValueError: non-positive ``eps``, negative ``stabilization`` or a non-integer ``mode``.
+      ValueError: non-positive ``eps``, negative ``stabilization``, a non-integer ``mode`` or a 1D grid.
     """
 
     default_integrator = "etdrk4"  # the stiff eps^2 k^4 part is integrated exactly
-
-    initial_conditions = {"random": _random, "perturbation": _perturbation}
-    _params = ("eps", "stabilization", "c0", "amplitude", "mode", "dim")
+    ndims = (2, 3)
+    parameters = (
+        Param("eps", 0.1, "interface parameter (gradient energy eps^2)", low=0, low_open=True),
+        Param("stabilization", 2.0, "S of the stabilized split", low=0),
+        Param("c0", 0.0, "mean concentration of the initial conditions"),
+        Param("amplitude", 0.05, "noise / perturbation size of the initial conditions"),
+        Param("mode", 1, "mode number of the perturbation initial condition", int),
+    )
+    initial_conditions = {
+        "random": InitialCondition(_random, (Param("seed", 0, "random seed", int, low=0, flag="--seed"),),
+                                   "c0 + amplitude * uniform noise"),
+        "perturbation": InitialCondition(_perturbation, (), "c0 + amplitude * cos(mode * 2 pi x / Lx)"),
+    }
 
     def __init__(self, grid: SpectralGrid, eps: float = 0.1, stabilization: float = 2.0, c0: float = 0.0,
                  amplitude: float = 0.05, mode: int = 1):
-        super().__init__(grid)
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"{self.name}: eps must be positive, got eps={eps}")
-        if not (math.isfinite(stabilization) and stabilization >= 0):
-            raise ValueError(f"{self.name}: stabilization must be >= 0, got {stabilization}")
-        if float(mode) != int(mode):
-            raise ValueError(f"{self.name}: mode must be an integer, got {mode}")
-        self.eps, self.stabilization = float(eps), float(stabilization)
-        self.c0, self.amplitude, self.mode = float(c0), float(amplitude), int(mode)
-
-    @classmethod
-    def from_config(cls, grid: SpectralGrid, cfg) -> PhaseField:
-        bad = sorted(set(cfg.params) - set(cls._params))
-        if bad:
-            raise ValueError(f"{cls.name}: unknown --param {', '.join(bad)}; allowed: {', '.join(cls._params)}")
-        kw = {k: v for k, v in cfg.params.items() if k != "dim"}
-        for k, v in kw.items():
-            if not isinstance(v, float):
-                raise ValueError(f"{cls.name}: --param {k} must be a number, got {v!r}")
-        return cls(grid, **kw)
-
-    @classmethod
-    def grid_geometry(cls, cfg) -> dict:
-        """``--param dim=2`` (default, ``n x n``) or ``dim=3`` (``n^3``), box side ``--box-length``."""
-        dim = cfg.params.get("dim", 2.0)
-        if dim not in (2.0, 3.0):
-            raise ValueError(f"{cls.name}: --param dim must be 2 or 3, got {dim!r}")
-        return {"shape": (cfg.n,) * int(dim), "box_length": cfg.box_length}
+        super().__init__(grid, eps=eps, stabilization=stabilization, c0=c0, amplitude=amplitude, mode=mode)
 
     # ----- the operator split ------------------------------------------------------------------------
     def mobility(self) -> jax.Array:
@@ -143,10 +126,7 @@ class PhaseField(Equation):
 
     def plot_field(self, c_hat: jax.Array) -> tuple[str, jax.Array]:
         g = self.grid
-        c = g.irfft(c_hat)
-        if g.ndim == 3:
-            c = jax.lax.index_in_dim(c, g.shape[-1] // 2, axis=2, keepdims=False)
-        return "concentration c" + (", mid-plane z = L/2" if g.ndim == 3 else ""), diag._replicate(g, c)
+        return "concentration c" + (", mid-plane z = L/2" if g.ndim == 3 else ""), g.mid_plane(g.irfft(c_hat))
 
 
 class CahnHilliard(PhaseField):

@@ -9,7 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._grid import SpectralGrid
+from .._params import InitialCondition, Param
 from .schrodinger_poisson import Schrodinger
+
+_X0 = Param("x0", 0.0, "centre along x (box centre = 0)")
 
 
 class GrossPitaevskii(Schrodinger):
@@ -32,21 +35,24 @@ class GrossPitaevskii(Schrodinger):
 
     name = "gross-pitaevskii"
     description = "Bose-Einstein condensate in a harmonic trap; --integrator split-step (or split-step-imaginary)"
-    params = {"g": 0.0, "omega": 1.0}
-    ic_defaults = {"norm": 1.0, "width": 1.0, "x0": 0.0, "a": 1.0, "v": 0.0}
+    parameters = (Param("g", 0.0, "interaction strength (> 0 repulsive, < 0 attractive)"),
+                  Param("omega", 1.0, "trap frequency (Python API: one value per axis)", low=0))
     initial_conditions = {
-        "gaussian": lambda eq, **_: gaussian(eq, **eq.ic_params),
-        "bright-soliton": lambda eq, **_: bright_soliton(eq, 0.0, **eq.ic_params),
+        "gaussian": InitialCondition(lambda eq, norm, width, x0: gaussian(eq, norm=norm, width=width, x0=x0), (
+            Param("norm", 1.0, "particle number", low=0, low_open=True),
+            Param("width", 1.0, "Gaussian width", low=0, low_open=True), _X0), "Gaussian at rest"),
+        "bright-soliton": InitialCondition(lambda eq, a, v, x0: bright_soliton(eq, 0.0, a=a, v=v, x0=x0), (
+            Param("a", 1.0, "amplitude / inverse width", low=0, low_open=True), Param("v", 0.0, "velocity"), _X0),
+            "bright soliton along x (needs g < 0, omega = 0)"),
     }
 
     def __init__(self, grid: SpectralGrid, g: float = 0.0, omega: float | tuple[float, ...] = 1.0,
                  **ic_params: float):
-        super().__init__(grid, **ic_params)
         om = (omega,) * grid.ndim if np.ndim(omega) == 0 else tuple(omega)
-        if len(om) != grid.ndim or not all(math.isfinite(w) and w >= 0 for w in om) or not math.isfinite(g):
-            raise ValueError(f"gross-pitaevskii: need finite g and omega >= 0 per axis, got g={g}, omega={omega}")
-        self.g = float(g)
-        self.omega = tuple(float(w) for w in om)
+        if len(om) != grid.ndim:
+            raise ValueError(f"gross-pitaevskii: omega needs one value or one per axis ({grid.ndim}), got {omega}")
+        super().__init__(grid, ic_params, g=g, omega=om[0])
+        self.omega = tuple(self.parameters[1].check(w, self.label()) for w in om)
 
     def trap(self) -> jax.Array:
         """``V_trap`` on the grid (real-space sharding)."""
@@ -69,7 +75,7 @@ class GrossPitaevskii(Schrodinger):
         return out
 
 
-def gaussian(eq: GrossPitaevskii, norm: float = 1.0, width: float = 1.0, x0: float = 0.0, **_) -> jax.Array:
+def gaussian(eq: GrossPitaevskii, norm: float = 1.0, width: float = 1.0, x0: float = 0.0) -> jax.Array:
     """Isotropic Gaussian ``exp(-|x - x0 e_x|^2 / (2 width^2))`` normalised to ``norm`` (at rest). With
     ``width = 1`` and an isotropic unit trap it is the exact ``g = 0`` ground state (energy ``ndim / 2``)."""
     d = eq.grid.ndim
@@ -91,10 +97,10 @@ def bright_soliton_field(x, t, a: float = 1.0, v: float = 0.0, x0: float = 0.0, 
     return amp / xp.cosh(a * (x - x0 - v * t)) * xp.exp(1j * (v * x + 0.5 * (a * a - v * v) * t))
 
 
-def bright_soliton(eq: GrossPitaevskii, t: float = 0.0, a: float = 1.0, v: float = 0.0, x0: float = 0.0,
-                   **_) -> jax.Array:
+def bright_soliton(eq: GrossPitaevskii, t: float = 0.0, a: float = 1.0, v: float = 0.0, x0: float = 0.0) -> jax.Array:
     """A bright soliton along x (uniform in the other axes): needs ``g < 0`` and ``omega = 0`` (a long thin
     box is the quasi-1D case); its closed form at time ``t`` is :func:`bright_soliton_field`."""
     if not eq.g < 0:
-        raise ValueError(f"bright-soliton needs an attractive interaction g < 0, got g={eq.g}")
+        raise ValueError(f"gross-pitaevskii --ic bright-soliton needs an attractive interaction: --param g < 0, "
+                         f"got g={eq.g}")
     return eq._state(lambda: bright_soliton_field(eq.centered_coordinates()[0], t, a=a, v=v, x0=x0, g=eq.g))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
 from .._grid import SpectralGrid
+from .._params import InitialCondition, Param
 from ._velocity import VelocityEquation
 
 
@@ -30,35 +29,30 @@ class NavierStokes(VelocityEquation):
     State: ``u_hat`` complex ``(3, nx, ny, nz // 2 + 1)`` with ``grid.spectral_sharding(1)``.
 
     Raises:
-      ValueError: negative or non-finite viscosity or forcing, or a grid that is not 3D.
+      ValueError: negative or non-finite viscosity or forcing, or a grid that is not 3D (checked against
+        :attr:`parameters` by ``Equation.__init__``).
     """
 
     name = "navier-stokes"
     description = "3D incompressible Navier-Stokes (pseudo-spectral, rotational form, dealiased)"
+    parameters = (
+        Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),
+        Param("forcing_epsilon", 0.0, "Lundgren linear forcing injecting this power (0: decaying)", low=0,
+              flag="--forcing-epsilon"),
+    )
     initial_conditions = {
-        "taylor-green": lambda eq, v0=1.0, **_: ics.taylor_green(eq.grid, v0=v0),
-        "abc": lambda eq, a=1.0, b=1.0, c=1.0, **_: ics.abc(eq.grid, a=a, b=b, c=c),
-        "random-isotropic": lambda eq, seed=0, k0=4.0, energy=0.5, **_: ics.random_isotropic(
-            eq.grid, seed=seed, k0=k0, energy=energy),
+        "taylor-green": InitialCondition(lambda eq, v0: ics.taylor_green(eq.grid, v0=v0),
+                                         (Param("v0", 1.0, "speed"),), "Taylor-Green vortex"),
+        "abc": InitialCondition(lambda eq, a, b, c: ics.abc(eq.grid, a=a, b=b, c=c),
+                                (Param("a", 1.0), Param("b", 1.0), Param("c", 1.0)), "ABC (Beltrami) flow"),
+        "random-isotropic": InitialCondition(lambda eq, seed, k0, energy: ics.random_isotropic(
+            eq.grid, seed=seed, k0=k0, energy=energy), ics.RANDOM_PARAMS, "random solenoidal field, E(k) peaked at k0"),
     }
-
+    spectrum_slope = -5 / 3
     plot_file = "vorticity.png"
 
-    def __init__(self, grid: SpectralGrid, nu: float, forcing_epsilon: float = 0.0):
-        super().__init__(grid)
-        if grid.ndim != 3:
-            raise ValueError(f"navier-stokes needs a 3D grid, got shape {grid.shape}")
-        if not (math.isfinite(nu) and nu >= 0):
-            raise ValueError(f"viscosity must be finite and >= 0, got nu={nu}")
-        if not (math.isfinite(forcing_epsilon) and forcing_epsilon >= 0):
-            raise ValueError(f"forcing epsilon must be finite and >= 0, got {forcing_epsilon}")
-        self.nu = float(nu)
-        self.forcing_epsilon = float(forcing_epsilon)
-
-    @classmethod
-    def from_config(cls, grid: SpectralGrid, cfg) -> NavierStokes:
-        cls.check_params(cfg)
-        return cls(grid, nu=cfg.nu, forcing_epsilon=cfg.forcing_epsilon)
+    def __init__(self, grid: SpectralGrid, nu: float = 1 / 1600, forcing_epsilon: float = 0.0):
+        super().__init__(grid, nu=nu, forcing_epsilon=forcing_epsilon)
 
 
 

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
 from .._grid import SpectralGrid
+from .._params import InitialCondition, Param
 from ._base import Equation
 
 
@@ -18,23 +19,24 @@ def _from_physical(eq: NavierStokes2D, fn) -> jax.Array:
     return jax.jit(lambda x, y: g.dealias(g.rfft(fn(x, y))))(*g.coordinates())
 
 
-def _taylor_green(eq: NavierStokes2D, **_) -> jax.Array:
+def _taylor_green(eq: NavierStokes2D) -> jax.Array:
     """``u = v0 (sin kx cos ky, -cos kx sin ky)``, ``omega = 2 k v0 sin kx sin ky`` (k = ``mode``, 2 pi box)."""
     k, v0 = eq.mode, eq.amplitude
     return _from_physical(eq, lambda x, y: 2 * k * v0 * jnp.sin(k * x) * jnp.sin(k * y))
 
 
-def _kolmogorov(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0, **_) -> jax.Array:
+def _kolmogorov(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0) -> jax.Array:
     """The laminar Kolmogorov state plus ``amplitude`` times a random unit-energy field (``seed``, ``k0``)."""
     if eq.forcing <= 0 or eq.nu + eq.drag <= 0:
-        raise ValueError("the kolmogorov initial condition needs --param forcing=F > 0 and nu or drag > 0")
+        raise ValueError(f"navier-stokes-2d --ic kolmogorov needs a forcing: --param forcing=F > 0 (got "
+                         f"{eq.forcing:g}) and nu or drag > 0 (got nu={eq.nu:g}, drag={eq.drag:g})")
     lam = _from_physical(eq, eq.laminar)
     if eq.amplitude == 0:
         return lam
     return lam + eq.amplitude * _random(eq, seed=seed, k0=k0, energy=1.0)
 
 
-def _random(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0, energy: float = 0.5, **_) -> jax.Array:
+def _random(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0, energy: float = 0.5) -> jax.Array:
     """Vorticity of :func:`~solvers.initial_conditions.random_isotropic` in 2D (shell spectrum peaked at k0)."""
     u_hat = ics.random_isotropic(eq.grid, seed=seed, k0=k0, energy=energy)
     return jax.jit(eq.grid.curl)(u_hat)
@@ -63,38 +65,32 @@ class NavierStokes2D(Equation):
 
     name = "navier-stokes-2d"
     description = "2D incompressible Navier-Stokes, vorticity form (dealiased; Kolmogorov forcing, drag)"
-    initial_conditions = {"taylor-green": _taylor_green, "kolmogorov": _kolmogorov, "random": _random}
-    _params = ("forcing", "kf", "drag", "amplitude", "mode")
+    ndims = (2,)
+    spectrum_slope = -3.0  # the enstrophy-cascade range
+    parameters = (
+        Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),
+        Param("forcing", 0.0, "Kolmogorov forcing amplitude F (0: decaying)"),
+        Param("kf", 4, "forcing mode number (k_f = 2 pi kf / Ly), below ny/3", int, low=1),
+        Param("drag", 0.0, "linear (Ekman) drag mu", low=0),
+        Param("amplitude", 1.0, "Taylor-Green speed; Kolmogorov perturbation size"),
+        Param("mode", 1, "Taylor-Green mode number", int, low=1),
+    )
+    _seed_k0 = (Param("seed", 0, "random seed", int, low=0, flag="--seed"),
+                Param("k0", 4.0, "spectral peak", low=0, low_open=True, flag="--k0"))
+    initial_conditions = {
+        "taylor-green": InitialCondition(_taylor_green, (), "2 k v0 sin(kx) sin(ky), k = mode, v0 = amplitude"),
+        "kolmogorov": InitialCondition(_kolmogorov, _seed_k0, "laminar Kolmogorov state + amplitude * noise"),
+        "random": InitialCondition(_random, _seed_k0 + (Param("energy", 0.5, "initial energy", low=0, low_open=True,
+                                                                flag="--energy"),), "random vorticity"),
+    }
 
-    def __init__(self, grid: SpectralGrid, nu: float, forcing: float = 0.0, kf: int = 4, drag: float = 0.0,
-                 amplitude: float = 1.0, mode: int = 1):
-        super().__init__(grid)
-        if grid.ndim != 2:
-            raise ValueError(f"navier-stokes-2d needs a 2D grid, got shape {grid.shape}")
-        for key, v in (("nu", nu), ("drag", drag)):
-            if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"navier-stokes-2d: {key} must be finite and >= 0, got {v}")
-        if not (float(kf) == int(kf) and 0 < int(kf) < grid.shape[1] // 3):
-            raise ValueError(f"navier-stokes-2d: kf must be an integer in 1..{grid.shape[1] // 3 - 1}, got {kf}")
-        if float(mode) != int(mode) or int(mode) < 1:
-            raise ValueError(f"navier-stokes-2d: mode must be a positive integer, got {mode}")
-        self.nu, self.drag, self.forcing, self.kf = float(nu), float(drag), float(forcing), int(kf)
-        self.amplitude, self.mode = float(amplitude), int(mode)
+    def __init__(self, grid: SpectralGrid, nu: float = 1 / 1600, forcing: float = 0.0, kf: int = 4,
+                 drag: float = 0.0, amplitude: float = 1.0, mode: int = 1):
+        super().__init__(grid, nu=nu, forcing=forcing, kf=kf, drag=drag, amplitude=amplitude, mode=mode)
+        if not self.kf < grid.shape[1] // 3:
+            raise ValueError(f"navier-stokes-2d parameter kf (--param kf=...) must be an integer in "
+                             f"1..{grid.shape[1] // 3 - 1} on a grid with ny = {grid.shape[1]}, got {kf}")
         self.kf_phys = 2 * math.pi * self.kf / grid.box_length[1]
-
-    @classmethod
-    def from_config(cls, grid: SpectralGrid, cfg) -> NavierStokes2D:
-        bad = sorted(set(cfg.params) - set(cls._params))
-        if bad:
-            raise ValueError(f"{cls.name}: unknown --param {', '.join(bad)}; allowed: {', '.join(cls._params)}")
-        for k, v in cfg.params.items():
-            if not isinstance(v, float):
-                raise ValueError(f"{cls.name}: --param {k} must be a number, got {v!r}")
-        return cls(grid, nu=cfg.nu, **cfg.params)
-
-    @classmethod
-    def grid_geometry(cls, cfg) -> dict:
-        return {"shape": (cfg.n, cfg.n), "box_length": cfg.box_length}
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid
@@ -134,8 +130,7 @@ class NavierStokes2D(Equation):
     # ----- diagnostics -------------------------------------------------------------------------------
     def energy(self, w_hat: jax.Array) -> jax.Array:
         """``E = <|u|^2> / 2 = sum_k |omega_k|^2 / (2 k^2)``."""
-        k2 = self.grid.k2()
-        return 0.5 * self.grid.mean_square(w_hat, jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0))
+        return 0.5 * self.grid.mean_square(w_hat, self.grid.inv_k2())
 
     def max_rate(self, w_hat: jax.Array) -> jax.Array:
         return diag.max_rate(self.grid, self.velocity(w_hat))
@@ -151,9 +146,7 @@ class NavierStokes2D(Equation):
         return out
 
     def spectrum(self, w_hat: jax.Array) -> jax.Array:
-        k2 = self.grid.k2()
-        return self.grid.radial_sum(0.5 * jnp.where(k2 > 0, (w_hat.real ** 2 + w_hat.imag ** 2) /
-                                                    jnp.where(k2 > 0, k2, 1), 0))
+        return self.grid.radial_sum(0.5 * (w_hat.real ** 2 + w_hat.imag ** 2) * self.grid.inv_k2())
 
     def plot_field(self, w_hat: jax.Array) -> tuple[str, jax.Array]:
-        return "vorticity", diag._replicate(self.grid, self.grid.irfft(w_hat))
+        return "vorticity", self.grid.mid_plane(self.grid.irfft(w_hat))

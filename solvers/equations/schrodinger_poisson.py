@@ -11,11 +11,11 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
 
 from .._grid import SpectralGrid
+from .._params import InitialCondition, Param, as_initial_condition
 from ._base import Equation
 from .poisson import Poisson
 
@@ -31,32 +31,27 @@ class Schrodinger(Equation):
     """
 
     default_integrator = "split-step"
-    #: equation parameters (``--param``) and their defaults; the rest of ``ic_defaults`` are IC parameters
-    params: dict[str, float] = {}
-    ic_defaults: dict[str, float] = {}
+    ndims = (3, 2)  # 3D unless --n gives two sizes
 
-    def __init__(self, grid: SpectralGrid, **ic_params: float):
-        super().__init__(grid)
-        unknown = sorted(set(ic_params) - set(self.ic_defaults))
+    def __init__(self, grid: SpectralGrid, ic_params: dict[str, float] | None = None, **params: float):
+        """``params``: the declared :attr:`parameters`; ``ic_params``: this instance's defaults for the
+        initial conditions' parameters (``initial_state(ic, **overrides)`` takes the rest)."""
+        super().__init__(grid, **params)
+        ic_decl = {p.name: p for ic in self.initial_conditions.values() for p in as_initial_condition(ic).params}
+        given = dict(ic_params or {})
+        unknown = sorted(set(given) - set(ic_decl))
         if unknown:
-            raise ValueError(f"{self.name}: unknown parameter(s) {unknown}")
-        self.ic_params = {**self.ic_defaults, **{k: float(v) for k, v in ic_params.items()}}
+            raise ValueError(f"{self.label()}: unknown initial-condition parameter(s) {unknown}; "
+                             f"known: {sorted(ic_decl)}")
+        self.ic_params = {k: ic_decl[k].check(given[k], self.label()) if k in given else p.default
+                          for k, p in ic_decl.items()}
         g = grid
         self.real_sharding = g.real_sharding()
         self.spectral_sharding = xfft.spectral_sharding(self.real_sharding, g.shape, real=False, ndim=g.ndim)
         self.volume = math.prod(g.box_length)
 
-    @classmethod
-    def from_config(cls, grid: SpectralGrid, cfg) -> Schrodinger:
-        known = set(cls.params) | set(cls.ic_defaults)
-        bad = sorted(set(cfg.params) - known)
-        if bad:
-            raise ValueError(f"{cls.name}: unknown --param {bad}; known: {sorted(known)}")
-        for k, v in cfg.params.items():
-            if not isinstance(v, float) or not math.isfinite(v):
-                raise ValueError(f"{cls.name}: --param {k} must be a finite number, got {v!r}")
-        phys = {k: cfg.params.get(k, d) for k, d in cls.params.items()}
-        return cls(grid, **phys, **{k: v for k, v in cfg.params.items() if k in cls.ic_defaults})
+    def _ic_defaults(self) -> dict[str, float]:
+        return self.ic_params
 
     # ----- transforms and operators -------------------------------------------------------------
     def to_real(self, psi_hat: jax.Array) -> jax.Array:
@@ -127,9 +122,7 @@ class Schrodinger(Equation):
     def plot_field(self, psi_hat: jax.Array) -> tuple[str, jax.Array]:
         psi = self.to_real(psi_hat)
         rho = psi.real ** 2 + psi.imag ** 2
-        if self.grid.ndim == 3:
-            rho = jax.lax.index_in_dim(rho, self.grid.shape[-1] // 2, axis=-1, keepdims=False)
-        return "density |psi|^2, mid-plane", _replicate(self.grid, rho)
+        return "density |psi|^2" + (", mid-plane" if self.grid.ndim == 3 else ""), self.grid.mid_plane(rho)
 
     def _state(self, build) -> jax.Array:
         """Spectrum of the complex field ``build()`` evaluated straight into the real-space sharding."""
@@ -137,26 +130,21 @@ class Schrodinger(Equation):
         return self.from_real(psi)
 
 
-def _replicate(grid: SpectralGrid, x: jax.Array) -> jax.Array:
-    if grid.mesh.size == 1:
-        return x
-    rep = NamedSharding(grid.mesh, PartitionSpec())
-    return jax.sharding.reshard(x, rep) if grid.explicit else jax.lax.with_sharding_constraint(x, rep)
-
-
-def jeans(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1e-6, mode: float = 1.0, **_) -> jax.Array:
+def jeans(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1e-6, mode: float = 1.0) -> jax.Array:
     """``psi = sqrt(rho0) (1 + eps cos(k x))``, ``k = 2 pi mode / Lx``, at rest: density contrast
     ``delta(t) = 2 eps cos(k x) cos(omega t)`` (or ``cosh(gamma t)``) with ``omega^2 = k^4/4 - 4 pi G rho0``."""
     k = 2 * np.pi * mode / eq.grid.box_length[0]
     return eq._state(lambda: math.sqrt(rho0) * (1 + eps * jnp.cos(k * eq.grid.coordinates()[0])))
 
 
-def gaussian_collapse(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1.0, width: float = 0.5,
-                      **_) -> jax.Array:
+def gaussian_collapse(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1.0, width: float = 0.5) -> jax.Array:
     """A uniform background ``rho0`` plus a Gaussian overdensity of relative height ``eps`` and ``width`` (in units
     of the box) at the centre, at rest: gravitational collapse into a solitonic core."""
     r2 = sum((x / (width * L)) ** 2 for x, L in zip(eq.centered_coordinates(), eq.grid.box_length))
     return eq._state(lambda: jnp.sqrt(rho0 * (1 + eps * jnp.exp(-r2 / 2))))
+
+
+_RHO0 = Param("rho0", 1.0, "mean density", low=0, low_open=True)
 
 
 class SchrodingerPoisson(Schrodinger):
@@ -174,18 +162,17 @@ class SchrodingerPoisson(Schrodinger):
 
     name = "schrodinger-poisson"
     description = "self-gravitating scalar field (fuzzy dark matter); use --integrator split-step"
-    params = {"G": 1.0}
-    ic_defaults = {"rho0": 1.0, "eps": 1e-3, "mode": 1.0, "width": 0.1}
+    parameters = (Param("G", 1.0, "gravitational constant (code units)", low=0),)
     initial_conditions = {
-        "jeans": lambda eq, **_: jeans(eq, **eq.ic_params),
-        "gaussian-collapse": lambda eq, **_: gaussian_collapse(eq, **eq.ic_params),
+        "jeans": InitialCondition(jeans, (_RHO0, Param("eps", 1e-3, "relative amplitude"),
+                                          Param("mode", 1.0, "mode number along x")), "perturbed uniform state"),
+        "gaussian-collapse": InitialCondition(gaussian_collapse, (
+            _RHO0, Param("eps", 1e-3, "relative height of the overdensity"),
+            Param("width", 0.1, "width in units of the box", low=0, low_open=True)), "Gaussian overdensity"),
     }
 
     def __init__(self, grid: SpectralGrid, G: float = 1.0, **ic_params: float):
-        super().__init__(grid, **ic_params)
-        if not (math.isfinite(G) and G >= 0):
-            raise ValueError(f"schrodinger-poisson: G must be finite and >= 0, got {G}")
-        self.G = float(G)
+        super().__init__(grid, ic_params, G=G)
         self.poisson = Poisson(grid)
 
     def potential(self, psi: jax.Array, t: jax.Array) -> jax.Array:

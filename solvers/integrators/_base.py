@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 
-from ..equations._base import Equation, State
+from .._tree import State
+from ..equations._base import Equation
 
 Coefficients = Any
 
@@ -55,8 +56,7 @@ class Integrator(abc.ABC):
         coef, loop = self._jitted
         with jax.set_mesh(self.equation.grid.mesh):
             c = coef(dt)
-            state = loop(state, t0, dt, c, int(steps))
-        return state
+            return jax.block_until_ready(loop(state, t0, dt, c, int(steps)))
 
     _jitted = None
 

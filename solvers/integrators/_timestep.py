@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import jax
 
-from ..equations._base import Equation, State
+from .._tree import State
+from ..equations._base import Equation
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..equations._base import State, apply_linear
+from .._tree import State, apply_linear, tree_add
 from ._base import Integrator, lin_map, phi_functions
 
 
@@ -37,17 +37,14 @@ class ETDRK4(Integrator):
         def mul(name, u):
             return apply_linear(_pick(c, name), u)
 
-        def comb(*terms):
-            return jax.tree.map(lambda *xs: sum(xs[1:], xs[0]), *terms)
-
         nu = eq.nonlinear(state, t)
-        a = comb(mul("E2", state), mul("Q", nu))
+        a = tree_add(mul("E2", state), mul("Q", nu))
         na = eq.nonlinear(a, t + dt / 2)
-        b = comb(mul("E2", state), mul("Q", na))
+        b = tree_add(mul("E2", state), mul("Q", na))
         nb = eq.nonlinear(b, t + dt / 2)
-        c_ = comb(mul("E2", a), mul("Q", jax.tree.map(lambda x, y: 2 * x - y, nb, nu)))
+        c_ = tree_add(mul("E2", a), mul("Q", jax.tree.map(lambda x, y: 2 * x - y, nb, nu)))
         nc = eq.nonlinear(c_, t + dt)
-        return comb(mul("E", state), mul("f1", nu), mul("f2", jax.tree.map(lambda x, y: 2 * (x + y), na, nb)),
+        return tree_add(mul("E", state), mul("f1", nu), mul("f2", jax.tree.map(lambda x, y: 2 * (x + y), na, nb)),
                     mul("f3", nc))
 
 

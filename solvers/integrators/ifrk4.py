@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..equations._base import State, apply_linear
+from .._tree import State, apply_linear, tree_add, tree_scale
 from ._base import Integrator, lin_map
 
 
@@ -24,15 +24,9 @@ class IFRK4(Integrator):
         eq = self.equation
         e, e2 = c["E"], c["E2"]
 
-        def add(*xs):
-            return jax.tree.map(lambda *v: sum(v[1:], v[0]), *xs)
-
-        def scale(a, x):
-            return jax.tree.map(lambda v: a * v, x)
-
         k1 = eq.nonlinear(state, t)
-        k2 = eq.nonlinear(apply_linear(e2, add(state, scale(dt / 2, k1))), t + dt / 2)
-        k3 = eq.nonlinear(add(apply_linear(e2, state), scale(dt / 2, k2)), t + dt / 2)
-        k4 = eq.nonlinear(add(apply_linear(e, state), scale(dt, apply_linear(e2, k3))), t + dt)
-        inc = add(apply_linear(e, k1), scale(2, apply_linear(e2, add(k2, k3))), k4)
-        return add(apply_linear(e, state), scale(dt / 6, inc))
+        k2 = eq.nonlinear(apply_linear(e2, tree_add(state, tree_scale(dt / 2, k1))), t + dt / 2)
+        k3 = eq.nonlinear(tree_add(apply_linear(e2, state), tree_scale(dt / 2, k2)), t + dt / 2)
+        k4 = eq.nonlinear(tree_add(apply_linear(e, state), tree_scale(dt, apply_linear(e2, k3))), t + dt)
+        inc = tree_add(apply_linear(e, k1), tree_scale(2, apply_linear(e2, tree_add(k2, k3))), k4)
+        return tree_add(apply_linear(e, state), tree_scale(dt / 6, inc))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from ..equations._base import State, apply_linear
+from .._tree import State, apply_linear
 from ._base import Integrator, lin_map
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from ..equations._base import State, apply_linear, tree_add
+from .._tree import State, apply_linear, tree_add, tree_axpy
 from ._base import Integrator
 
 
@@ -24,11 +24,8 @@ class RK4(Integrator):
         def f(u, s):
             return tree_add(apply_linear(lin, u), eq.nonlinear(u, s))
 
-        def axpy(a, k, u):
-            return jax.tree.map(lambda x, y: y + a * x, k, u)
-
         k1 = f(state, t)
-        k2 = f(axpy(dt / 2, k1, state), t + dt / 2)
-        k3 = f(axpy(dt / 2, k2, state), t + dt / 2)
-        k4 = f(axpy(dt, k3, state), t + dt)
+        k2 = f(tree_axpy(dt / 2, k1, state), t + dt / 2)
+        k3 = f(tree_axpy(dt / 2, k2, state), t + dt / 2)
+        k4 = f(tree_axpy(dt, k3, state), t + dt)
         return jax.tree.map(lambda u, a, b, c, d: u + dt / 6 * (a + 2 * (b + c) + d), state, k1, k2, k3, k4)

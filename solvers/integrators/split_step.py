@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..equations._base import State
+from .._tree import State
 from ._base import Integrator
 
 
@@ -52,25 +52,12 @@ class SplitStep(Integrator):
             out = out * jnp.sqrt(n0 / n1).astype(out.real.dtype)
         return out
 
-    def advance(self, state: State, t0: float, dt: float, steps: int) -> State:
-        """Take ``steps`` fixed steps of ``dt`` from ``t0`` in one compiled loop (``lax.fori_loop``)."""
-        fn = self._loops.get(steps)
-        if fn is None:
-            def loop(state, t0, dt):
-                c = self.coefficients(dt)
-                return jax.lax.fori_loop(0, steps, lambda i, u: self.step(u, t0 + i * dt, dt, c), state)
-
-            fn = self._loops[steps] = jax.jit(loop)
-        with jax.set_mesh(self.equation.grid.mesh):
-            return jax.block_until_ready(fn(state, t0, dt))
-
     def __init__(self, equation):
         missing = [m for m in ("potential", "to_real", "from_real") if not hasattr(equation, m)]
         if missing:
             raise TypeError(f"{self.name} needs a Schroedinger-type equation (with {', '.join(missing)}); "
                             f"{equation.name or type(equation).__name__} is not one: use rk4, etdrk4, ifrk4 or imex")
         super().__init__(equation)
-        self._loops: dict[int, object] = {}
 
 
 class ImaginaryTimeSplitStep(SplitStep):

@@ -153,11 +153,11 @@ def test_burgers_planar_shock_basdevant(meshes):
 
 
 @pytest.mark.parametrize("name, ic, extra", [
-    ("cahn-hilliard", "random", dict(params={"dim": 3.0, "eps": 0.2}, mesh="pencil")),
+    ("cahn-hilliard", "random", dict(params={"eps": 0.2}, n=(16, 16, 16), mesh="pencil")),
     ("allen-cahn", "random", dict(params={"eps": 0.1, "amplitude": 0.5})),
-    ("navier-stokes-2d", "kolmogorov", dict(params={"forcing": 1.0, "kf": 2.0, "amplitude": 0.1}, nu=0.05,
+    ("navier-stokes-2d", "kolmogorov", dict(params={"forcing": 1.0, "kf": 2.0, "amplitude": 0.1, "nu": 0.05},
                                             integrator="etdrk4")),
-    ("burgers", "sine", dict(params={"ny": 8.0, "nz": 8.0}, box_length=2.0, nu=0.01 / math.pi)),
+    ("burgers", "sine", dict(params={"nu": 0.01 / math.pi}, n=(16, 8, 8), box_length=(2.0, 1.0, 1.0))),
 ])
 def test_cli_runs_each_equation(tmp_path, meshes, name, ic, extra):
     """``python -m solvers run NAME`` (the driver): listed, runs, writes its diagnostics."""

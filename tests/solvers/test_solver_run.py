@@ -13,8 +13,11 @@ from solvers.io import Checkpoints, read_csv
 
 
 def _cfg(out, **kw):
-    base = dict(ic="random-isotropic", n=16, nu=0.01, t_end=0.5, dtype="float64", integrator="etdrk4", cfl=0.5,
-                k0=3.0, energy=0.5, diag_every=2, checkpoint_every=3, out=str(out), progress=False, plots=False)
+    params = {"nu": kw.pop("nu", 0.01), "k0": 3.0, "energy": kw.pop("energy", 0.5)}
+    if kw.get("ic") == "taylor-green":
+        del params["k0"], params["energy"]
+    base = dict(ic="random-isotropic", n=16, t_end=0.5, dtype="float64", integrator="etdrk4", cfl=0.5,
+                params=params, diag_every=2, checkpoint_every=3, out=str(out), progress=False, plots=False)
     base.update(kw)
     return RunConfig(**base)
 
@@ -72,3 +75,28 @@ def test_blow_up_names_step_and_keeps_last_good_checkpoint(tmp_path, meshes):
     assert Checkpoints(out / "checkpoints").latest_step() == err.step - 1  # the last finite state is kept
     rows = read_csv(out / "diagnostics.csv")
     assert all(np.isfinite(float(r["energy"])) for r in rows)
+
+
+def test_checkpoint_written_before_the_parameter_declarations_resumes(tmp_path, meshes):
+    """A checkpoint whose metadata has the old RunConfig fields (``n``, ``nu``, ``seed``, ... as main wrote them
+    before issue 12) resumes where the physics is the same, and is refused, naming the parameter, where not."""
+    new = tmp_path / "new"
+    simulate(_cfg(new, ic="taylor-green", max_steps=2, checkpoint_every=0), mesh=meshes["slab"])
+    like = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01).abstract_state()
+    ck = Checkpoints(new / "checkpoints")
+    state, meta = ck.restore(2, like)
+    ck.close()
+    legacy = {"equation": "navier-stokes", "ic": "taylor-green", "n": 16, "nu": 0.01, "dtype": "float64",
+              "dealias": "2/3", "integrator": "etdrk4", "dt": None, "cfl": 0.5, "dt_max": 0.1,
+              "box_length": 2 * np.pi, "seed": 0, "k0": 3.0, "energy": 0.5, "forcing_epsilon": 0.0, "params": {}}
+    old = tmp_path / "old"
+    ck = Checkpoints(old / "checkpoints")
+    ck.save(2, state, {**{k: meta[k] for k in ("step", "t", "dt")}, "config": legacy})
+    ck.close()
+    shutil.copy(new / "diagnostics.csv", old / "diagnostics.csv")
+    with pytest.raises(ConfigError, match="nu: checkpoint 0.01 vs now 0.02"):
+        simulate(_cfg(old, ic="taylor-green", resume=True, nu=0.02), mesh=meshes["slab"])
+    a = simulate(_cfg(old, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
+    b = simulate(_cfg(new, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
+    assert a["steps"] == b["steps"] == 4 and a["steps_this_run"] == 2
+    assert (old / "diagnostics.csv").read_bytes() == (new / "diagnostics.csv").read_bytes()

@@ -418,3 +418,27 @@ def test_transposed_order_on_backend_without_it_falls_back_once():
     np.testing.assert_allclose(np.asarray(back), a, atol=1e-5)
     with pytest.raises(NotImplementedError, match="order"):
         xfft.xfft3d(x, backend=_NoOrderBackend("no-order-strict", strict=True), order="transposed")
+
+
+@needs_jd
+@pytest.mark.parametrize("engine", ["kernel", "pfft3d"])
+@pytest.mark.parametrize("axis_types", ["explicit", "auto"])
+def test_jaxdecomp_size_one_mesh_axis(axis_types, engine):
+    """A slab written as jaxDecomp users write it: mesh (8, 1), input ``P('a', 'b', None)`` (issue 12).
+
+    Runs on jaxdecomp (no fallback), equals numpy both ways, and lands on native's shardings.
+    """
+    kind = jax.sharding.AxisType.Explicit if axis_types == "explicit" else jax.sharding.AxisType.Auto
+    m = jax.make_mesh((8, 1), ("a", "b"), axis_types=(kind,) * 2)
+    a = random(SHAPE, np.complex128, seed=3)
+    x = put(a, NamedSharding(m, PartitionSpec("a", "b", None)))
+    backend = _jd(engine=engine)
+    with warnings.catch_warnings(), jax.set_mesh(m):
+        warnings.simplefilter("error", BackendFallbackWarning)
+        k = jax.jit(lambda x: xfft.xfft3d(x, backend=backend))(x)
+        back = jax.jit(lambda k: xfft.ixfft3d(k, backend=backend))(k)
+        k_native = jax.jit(lambda x: xfft.xfft3d(x, backend="native"))(x)
+    assert rel_err(k, np.fft.fftn(a)) < tol(np.float64)
+    assert rel_err(back, a) < tol(np.float64)
+    assert k.sharding.is_equivalent_to(k_native.sharding, 3)
+    assert back.sharding.is_equivalent_to(x.sharding, 3)

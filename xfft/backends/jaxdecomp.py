@@ -33,6 +33,10 @@ data crosses devices (the compiled program has native's all-to-alls and no other
   transpose) and the output is transposed back by ``(2, 1, 0)``;
 - slab on ``(1, p)``, real ``P(b)``: fed as ``(Z, X, Y)`` (SLAB_YZ), jaxDecomp's output is already natural.
 
+Size-1 mesh axes may be named in the input's sharding or not (``P('a', 'b', None)`` and ``P('a', None, None)`` on
+an ``(8, 1)`` mesh are the same layout); on Explicit meshes the input is renamed to the spec the per-device
+program expects (a ``reshard`` that moves nothing).
+
 What remains is one local copy of the spectrum that moves its contiguous axis to the front. Measured with
 ``benchmarks/fft_backends.py`` (8 virtual CPU devices on a shared 2-core machine, Auto mesh, complex64,
 medians of interleaved rounds), translated vs raw ``pfft3d`` time: +6-8 % (pencil) and +25-28 % (slab) at
@@ -373,6 +377,11 @@ class JaxDecompBackend:
         lead = tuple(x.shape[:nb])
         if nb > 1:
             x = x.reshape((math.prod(lead),) + tuple(x.shape[nb:]))
+        if route.explicit:  # size-1 mesh axes (e.g. P('a', 'b', None) on an (8, 1) mesh): name them as the
+            to_jd, _, src, _ = _perms(route, inverse)  # shard_map expects; nothing moves
+            want = _spec(_natural(src, to_jd, to_natural=False), 1 if nb else 0)
+            if jax.typeof(x).sharding.spec != want:
+                x = jax.sharding.reshard(x, NamedSharding(route.mesh, want))
         y = (_kernel_call if route.engine == "kernel" else _pfft3d_transform)(x, route, inverse)
         if nb > 1:
             y = y.reshape(lead + tuple(y.shape[1:]))

@@ -1,0 +1,265 @@
+"""Run configuration: :class:`RunConfig` (what every run has), and the one place that resolves its defaults and
+checks every input before any compute (:func:`resolve`)."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import numbers
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+import xfft
+
+from ._grid import DEALIAS
+from ._params import as_initial_condition
+from ._params import resolve as resolve_params
+from .equations import EQUATIONS, Equation
+from .integrators import INTEGRATORS
+
+#: legacy RunConfig fields of checkpoints written before the parameter declarations (now equation/IC parameters)
+_LEGACY = ("nu", "forcing_epsilon", "seed", "k0", "energy")
+
+
+class ConfigError(ValueError):
+    """Bad input found before any compute (the CLI exits with status 2)."""
+
+
+@dataclass
+class RunConfig:
+    """What every run has; the CLI flags map onto these fields (``--t-end`` -> ``t_end``).
+
+    ``equation`` is a registered name, ``"module:Class"`` or an :class:`~solvers.Equation` subclass. ``ic`` and
+    ``integrator`` default to the equation's first initial condition and its ``default_integrator``; ``n`` and
+    ``box_length`` are one value (a cube) or one per axis; ``params`` holds the equation's and the initial
+    condition's declared parameters (``--param KEY=VALUE``, ``--nu``, ``--seed``, ...), strings or numbers.
+    """
+
+    equation: Any = "navier-stokes"
+    ic: str | None = None
+    n: int | tuple[int, ...] = 64
+    t_end: float = 1.0
+    out: str | None = None
+    mesh: str = "slab"
+    dtype: str = "float32"
+    integrator: str | None = None
+    dt: float | None = None
+    cfl: float = 0.5
+    dt_max: float = 0.1
+    dealias: str = "2/3"
+    backend: str = "native"
+    box_length: float | tuple[float, ...] = 2 * math.pi
+    diag_every: int = 10
+    checkpoint_every: int = 0
+    keep: int = 2
+    resume: bool = False
+    overwrite: bool = False
+    max_steps: int | None = None
+    progress: bool = True
+    plots: bool = True
+    params: dict = field(default_factory=dict)
+    snapshot_every: int = 0
+    snapshot_times: tuple[float, ...] = ()
+    snapshot_dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A :class:`RunConfig` with every default filled in and every value checked."""
+
+    cls: type
+    equation: str  # registered name or "module:Class"
+    ic: str
+    integrator: str
+    shape: tuple[int, ...]
+    box_length: tuple[float, ...]
+    eq_params: dict
+    ic_params: dict
+    out: Path
+
+    def physics(self, cfg: RunConfig) -> dict:
+        """What a resumed run must share with its checkpoint (JSON-ready)."""
+        return {"format": 2, "equation": self.equation, "ic": self.ic, "shape": list(self.shape),
+                "box_length": list(self.box_length), "dtype": cfg.dtype, "dealias": cfg.dealias,
+                "integrator": self.integrator, "dt": cfg.dt, "cfl": cfg.cfl, "dt_max": cfg.dt_max,
+                "params": {**self.eq_params, **self.ic_params}}
+
+
+def equation_class(spec: Any) -> tuple[type, str]:
+    """The equation class and its name from a registered name, ``"module:Class"`` or a class.
+
+    ``module`` is imported from the current directory or ``sys.path``.
+
+    Raises:
+      ConfigError: unknown name, a module or class that cannot be imported, or a class that is not an Equation.
+    """
+    if isinstance(spec, type):
+        cls = spec
+        reg = getattr(spec, "name", None)
+        name = reg if EQUATIONS.get(reg) is spec else f"{spec.__module__}:{spec.__qualname__}"
+    elif isinstance(spec, str) and spec in EQUATIONS:
+        return EQUATIONS[spec], spec
+    elif isinstance(spec, str) and ":" in spec:
+        module, _, attr = spec.partition(":")
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            cls = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as e:
+            raise ConfigError(f"equation {spec!r}: cannot import {attr!r} from module {module!r} "
+                              f"(run from the directory that holds {module}.py): {e}") from None
+        name = spec
+    else:
+        raise ConfigError(f"unknown equation {spec!r}; available: {', '.join(EQUATIONS)}, "
+                          "or MODULE:CLASS for your own Equation subclass")
+    if not (isinstance(cls, type) and issubclass(cls, Equation)):
+        raise ConfigError(f"equation {spec!r} is not a subclass of solvers.Equation")
+    if not cls.initial_conditions:
+        raise ConfigError(f"equation {name} declares no initial_conditions")
+    return cls, name
+
+
+def _per_axis(values: Any, ndims: tuple[int, ...], flag: str, label: str) -> tuple:
+    vals = tuple(values) if isinstance(values, (tuple, list)) else (values,)
+    if len(vals) == 1:
+        return vals * ndims[0]
+    if len(vals) not in ndims:
+        want = " or ".join(str(d) for d in ndims)
+        raise ConfigError(f"{flag}: {label} runs on {want}D grids: give one value or {want}, got {len(vals)} "
+                          f"({' '.join(map(str, vals))})")
+    return vals
+
+
+def _split_params(cls: type, ic: str, given: dict) -> tuple[dict, dict]:
+    label = cls.label()
+    spec = as_initial_condition(cls.initial_conditions[ic])
+    eq_names = {p.name for p in cls.parameters}
+    ic_names = {p.name for p in spec.params}
+    unknown = sorted(set(given) - eq_names - ic_names)
+    if unknown:
+        k = unknown[0]
+        known = ", ".join(sorted(eq_names | ic_names)) or "none"
+        raise ConfigError(f"{label} with --ic {ic} takes no parameter {k!r} (given by --param {k}=... or "
+                          f"--{k.replace('_', '-')}); its parameters: {known}")
+    try:
+        eq = resolve_params(cls.parameters, {k: v for k, v in given.items() if k in eq_names}, label)
+        icp = resolve_params(spec.params, {k: v for k, v in given.items() if k in ic_names}, f"{label} --ic {ic}")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return eq, icp
+
+
+def resolve(cfg: RunConfig) -> Resolved:
+    """Fill in the defaults of ``cfg`` (IC, integrator, parameters, grid) and check every value.
+
+    Touches no device array and no file. Raises:
+      ConfigError: a message that names the flag or parameter and says what is allowed.
+    """
+    cls, name = equation_class(cfg.equation)
+    label = cls.label()
+    ic = cfg.ic if cfg.ic is not None else next(iter(cls.initial_conditions))
+    if ic not in cls.initial_conditions:
+        raise ConfigError(f"--ic: unknown initial condition {ic!r} for {label}; available: "
+                          f"{', '.join(cls.initial_conditions)}")
+    integrator = cfg.integrator if cfg.integrator is not None else cls.default_integrator
+    if integrator not in INTEGRATORS:
+        raise ConfigError(f"--integrator: unknown integrator {integrator!r}; available: {', '.join(INTEGRATORS)}")
+    eq_params, ic_params = _split_params(cls, ic, dict(cfg.params or {}))
+    shape = _per_axis(cfg.n, cls.ndims, "--n", label)
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 4 and n % 2 == 0 for n in shape):
+        raise ConfigError(f"--n: grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
+    box = _per_axis(cfg.box_length, (len(shape),), "--box-length", label)
+    if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
+        raise ConfigError(f"--box-length: box sides must be positive numbers, got {' '.join(map(str, box))}")
+    _check_run(cfg)
+    out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
+    return Resolved(cls, name, ic, integrator, tuple(int(n) for n in shape), tuple(float(v) for v in box),
+                    eq_params, ic_params, out)
+
+
+def _check_run(cfg: RunConfig) -> None:
+    if cfg.dealias not in DEALIAS:
+        raise ConfigError(f"--dealias: unknown dealiasing rule {cfg.dealias!r}; available: {', '.join(DEALIAS)}")
+    if cfg.dtype not in ("float32", "float64"):
+        raise ConfigError(f"--dtype must be float32 or float64, got {cfg.dtype!r}")
+    if jax.dtypes.canonicalize_dtype(jnp.dtype(cfg.dtype)) != jnp.dtype(cfg.dtype):
+        raise ConfigError("--dtype float64 needs JAX's 64-bit mode, which is off: call "
+                          "jax.config.update('jax_enable_x64', True) before any JAX work (or set JAX_ENABLE_X64=1)")
+
+    def number(v) -> bool:
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+    checks = [
+        (number(cfg.t_end) and cfg.t_end > 0, f"--t-end must be positive, got {cfg.t_end}"),
+        (cfg.dt is None or (number(cfg.dt) and cfg.dt > 0), f"--dt must be positive, got {cfg.dt}"),
+        (number(cfg.cfl) and cfg.cfl > 0, f"--cfl must be positive, got {cfg.cfl}"),
+        (number(cfg.dt_max) and cfg.dt_max > 0, f"--dt-max must be positive, got {cfg.dt_max}"),
+        (cfg.diag_every >= 1, f"--diag-every must be >= 1, got {cfg.diag_every}"),
+        (cfg.checkpoint_every >= 0, f"--checkpoint-every must be >= 0, got {cfg.checkpoint_every}"),
+        (cfg.keep >= 1, f"--keep must be >= 1, got {cfg.keep}"),
+        (cfg.max_steps is None or cfg.max_steps >= 0, f"--max-steps must be >= 0, got {cfg.max_steps}"),
+        (not (cfg.resume and cfg.overwrite), "--resume and --overwrite exclude each other"),
+        (cfg.mesh in ("slab", "pencil"), f"--mesh must be slab or pencil, got {cfg.mesh!r}"),
+        (cfg.snapshot_every >= 0, f"--snapshot-every must be >= 0, got {cfg.snapshot_every}"),
+        (cfg.snapshot_dtype in ("float32", "float64"),
+         f"--snapshot-dtype must be float32 or float64, got {cfg.snapshot_dtype!r}"),
+    ]
+    for ok, msg in checks:
+        if not ok:
+            raise ConfigError(msg)
+    for t in cfg.snapshot_times:
+        if not (number(t) and 0 < t <= cfg.t_end):
+            raise ConfigError(f"--snapshot-times: every time must lie in (0, t_end = {cfg.t_end:g}], got {t}")
+    if cfg.backend not in xfft.available_backends():
+        raise ConfigError(f"--backend: unknown or unavailable xfft backend {cfg.backend!r}; available: "
+                          f"{', '.join(xfft.available_backends())}")
+
+
+def check_output_dir(out: Path) -> None:
+    """Create ``out`` and check that it is writable.
+
+    Raises:
+      ConfigError: naming ``--out``.
+    """
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise ConfigError(f"--out: output directory {str(out)!r} is not writable: {e.strerror or e}") from None
+
+
+def legacy_physics(saved: dict, res: Resolved) -> dict:
+    """The settings of a checkpoint written before the parameter declarations, in today's form.
+
+    The old metadata kept ``n`` and ``box_length`` as one number (a cube; Burgers' ``ny``/``nz`` and the phase
+    fields' ``dim`` in ``params``) and ``nu``, ``forcing_epsilon``, ``seed``, ``k0``, ``energy`` as fields;
+    those become parameters where the equation or initial condition declares them (the others had no effect).
+    """
+    params = dict(saved.get("params") or {})
+    for k in _LEGACY:
+        if k in saved:
+            params.setdefault(k, saved[k])
+    dim = int(float(params.pop("dim", res.cls.ndims[0])))
+    n = int(saved["n"])
+    shape = (n,) * dim
+    box = (float(saved["box_length"]),) * dim
+    if "ny" in params or "nz" in params:  # old Burgers: equal spacing box_length / n on every axis
+        shape = (n, int(float(params.pop("ny", n))), int(float(params.pop("nz", n))))
+        box = tuple(float(saved["box_length"]) * m / n for m in shape)
+    cls, ic = res.cls, saved.get("ic")
+    keep = {p.name for p in cls.parameters}
+    if ic in cls.initial_conditions:
+        keep |= {p.name for p in as_initial_condition(cls.initial_conditions[ic]).params}
+    eq_p, ic_p = _split_params(cls, ic, {k: v for k, v in params.items() if k in keep}) if ic in \
+        cls.initial_conditions else ({}, {})
+    return {"format": 2, "equation": saved.get("equation"), "ic": ic, "shape": list(shape), "box_length": list(box),
+            **{k: saved.get(k) for k in ("dtype", "dealias", "integrator", "dt", "cfl", "dt_max")},
+            "params": {**eq_p, **ic_p}}
