@@ -75,6 +75,10 @@ class RunConfig:
     max_steps: int | None = None
     progress: bool = True
     plots: bool = True
+    # [snapshots wiring] field snapshots (HDF5 + XDMF in OUT/snapshots), see solvers.io.SnapshotWriter
+    snapshot_every: int = 0
+    snapshot_times: tuple[float, ...] = ()
+    snapshot_dtype: str = "float32"
     #: equation-specific parameters (``--param KEY=VALUE``), read by ``Equation.from_config``
     params: dict = dataclasses.field(default_factory=dict)
 
@@ -123,6 +127,20 @@ def validate(cfg: RunConfig) -> None:
         raise ConfigError(f"unknown or unavailable xfft backend {cfg.backend!r}; available: "
                           f"{', '.join(xfft.available_backends())}")
     _check_output_dir(Path(cfg.out))
+    _check_snapshots(cfg)  # [snapshots wiring]
+
+
+def _check_snapshots(cfg: RunConfig) -> None:  # [snapshots wiring]
+    """Snapshot flags: step count, times inside (0, t_end], dtype, a writable OUT/snapshots directory."""
+    if isinstance(cfg.snapshot_every, bool) or not isinstance(cfg.snapshot_every, int) or cfg.snapshot_every < 0:
+        raise ConfigError(f"--snapshot-every must be an integer >= 0, got {cfg.snapshot_every!r}")
+    bad = [t for t in cfg.snapshot_times if not (math.isfinite(t) and 0 < t <= cfg.t_end)]
+    if bad:
+        raise ConfigError(f"--snapshot-times must lie in (0, t_end = {cfg.t_end:g}], got {', '.join(map(str, bad))}")
+    if cfg.snapshot_dtype not in ("float32", "float64"):
+        raise ConfigError(f"--snapshot-dtype must be float32 or float64, got {cfg.snapshot_dtype!r}")
+    if cfg.snapshot_every or cfg.snapshot_times:
+        _check_output_dir(Path(cfg.out) / "snapshots")
 
 
 def _check_output_dir(out: Path) -> None:
@@ -226,6 +244,8 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
             diag_log.truncate_after(step)
             spec_log.truncate_after(step)
         last_ckpt = latest
+        snaps = _snapshot_writer(cfg, eq, step)  # [snapshots wiring]
+        snaps.after_step(state, step, t, False)  # [snapshots wiring] drops snapshots after the resume point
     else:
         if cfg.resume and lead:
             print(f"--resume: no checkpoint in {ckdir}; starting from the initial condition", flush=True)
@@ -234,6 +254,8 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
         if not io.finite(f_energy(state)):
             raise BlowUpError(0, 0.0, None, ckdir)
         record(state, step, t, 0.0)
+        snaps = _snapshot_writer(cfg, eq, None)  # [snapshots wiring]
+        snaps.after_step(state, 0, 0.0, False)  # [snapshots wiring]
 
     def save(state, step, t, dt):
         ckpt.save(step, state, {"step": step, "t": t, "dt": dt, "config": cfg.physics()})
@@ -254,18 +276,25 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
             last = remaining <= dt * (1 + 1e-6)  # land exactly on t_end (no sliver of a last step)
             if last:
                 dt = remaining
+            t_snap = snaps.stop_time(t) if snaps is not None else None  # [snapshots wiring] land on it exactly
+            if not last and t_snap is not None and t_snap - t <= dt * (1 + 1e-6):
+                dt = t_snap - t
+            else:
+                t_snap = None
             if dt != coef_dt:
                 coeffs, coef_dt = f_coef(dt), dt
             new = f_step(state, t, dt, coeffs)
             energy = float(f_energy(new))
             if not math.isfinite(energy):
                 raise BlowUpError(step + 1, t + dt, last_ckpt, ckdir)
-            state, step, t, last_dt = new, step + 1, (t_end if last else t + dt), dt
+            state, step, t, last_dt = new, step + 1, (t_end if last else t_snap or t + dt), dt
             if step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
                 d = record(state, step, t, dt)
             if cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
                 save(state, step, t, dt)
                 last_ckpt = step
+            if snaps is not None:  # [snapshots wiring]
+                snaps.after_step(state, step, t, last)
             if bar is not None:
                 bar.update(dt)
                 bar.set_postfix_str(f"step {step}, E={energy:.6g}, dt={dt:.3g}", refresh=False)
@@ -275,6 +304,8 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
     if last_ckpt != step:
         save(state, step, t, last_dt)
     ckpt.close()
+    if snaps is not None:  # [snapshots wiring]
+        snaps.close()
     wall = time.perf_counter() - start
     summary = {"steps": step, "t": t, "steps_this_run": step - start_step, "wall_s": wall,
                "devices": jax.device_count(), "processes": jax.process_count(), "mesh": dict(
@@ -294,6 +325,17 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
     if lead:
         io.write_json(out / "run.json", summary)
     return summary
+
+
+def _snapshot_writer(cfg: RunConfig, eq, resume_step: int | None):  # [snapshots wiring]
+    if not (cfg.snapshot_every or cfg.snapshot_times):
+        return None
+    try:
+        return io.SnapshotWriter(Path(cfg.out) / "snapshots", eq, every=cfg.snapshot_every,
+                                 times=cfg.snapshot_times, dtype=cfg.snapshot_dtype, resume_step=resume_step,
+                                 config=cfg.physics())
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def _barrier(name: str) -> None:

@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="virtual CPU devices when there is no accelerator and nothing else configured them")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    # [snapshots wiring]
+    r.add_argument("--snapshot-every", type=int, default=0,
+                   help="field snapshot (HDF5 + XDMF in OUT/snapshots) every N steps and at the end; 0: none")
+    r.add_argument("--snapshot-times", default="", metavar="T1,T2,...",
+                   help="field snapshots at these times (the step is shortened to land on each exactly)")
+    r.add_argument("--snapshot-dtype", default="float32", help="float32 or float64 on disk")
     r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="equation-specific parameter (repeatable; see `list`)")
     return p
@@ -115,7 +121,12 @@ def _config(ns: argparse.Namespace):
             params[key.strip()] = float(value)
         except ValueError:
             params[key.strip()] = value.strip()
+    try:  # [snapshots wiring]
+        snapshot_times = tuple(float(v) for v in ns.snapshot_times.split(",") if v.strip())
+    except ValueError:
+        raise ValueError(f"--snapshot-times expects numbers separated by commas, got {ns.snapshot_times!r}") from None
     return RunConfig(
+        snapshot_every=ns.snapshot_every, snapshot_times=snapshot_times, snapshot_dtype=ns.snapshot_dtype,
         equation=ns.equation, ic=ic, n=ns.n, nu=nu, t_end=ns.t_end, params=params,
         out=ns.out or os.path.join("runs", f"{ns.equation}-{ic}"), mesh=ns.mesh, dtype=ns.dtype,
         integrator=integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias, backend=ns.backend,

@@ -106,3 +106,8 @@ class Burgers(VelocityEquation):
         ux = g.irfft(u_hat[0])
         plane = jax.lax.index_in_dim(ux, g.shape[-1] // 2, axis=2, keepdims=False)
         return "u_x, mid-plane z = L/2", diag._replicate(g, plane)
+
+    def snapshot_fields(self, u_hat: jax.Array) -> dict[str, jax.Array]:
+        """Velocity components ``u, v, w``."""
+        u = self.grid.irfft(u_hat)
+        return {"u": u[0], "v": u[1], "w": u[2]}

@@ -148,6 +148,10 @@ class PhaseField(Equation):
             c = jax.lax.index_in_dim(c, g.shape[-1] // 2, axis=2, keepdims=False)
         return "concentration c" + (", mid-plane z = L/2" if g.ndim == 3 else ""), diag._replicate(g, c)
 
+    def snapshot_fields(self, c_hat: jax.Array) -> dict[str, jax.Array]:
+        """The phase field ``c``."""
+        return {"c": self.grid.irfft(c_hat)}
+
 
 class CahnHilliard(PhaseField):
     """Cahn-Hilliard ``c_t = lap(c^3 - c - eps^2 lap c)``: conserves ``<c>``, free energy decreases.

@@ -136,6 +136,11 @@ class Schrodinger(Equation):
         psi = jax.jit(lambda: build().astype(self.grid.cdtype), out_shardings=self.real_sharding)()
         return self.from_real(psi)
 
+    def snapshot_fields(self, psi_hat: jax.Array) -> dict[str, jax.Array]:
+        """Density ``|psi|^2`` and phase ``arg psi`` (in ``(-pi, pi]``)."""
+        psi = self.to_real(psi_hat)
+        return {"density": psi.real ** 2 + psi.imag ** 2, "phase": jnp.angle(psi)}
+
 
 def _replicate(grid: SpectralGrid, x: jax.Array) -> jax.Array:
     if grid.mesh.size == 1:
