@@ -4,8 +4,9 @@ Writes ``benchmarks/results/snapshots.json`` and ``benchmarks/results/snapshots.
 median wall time of one RK4 step and of one snapshot (all 7 Navier-Stokes fields: computed on the devices, copied
 block by block to the host, written by h5py, master file and XDMF), split into the field computation and the
 host/disk part; the per-device memory of the field computation (``compiled.memory_analysis()``, in units of one
-local float32 block) and the peak host memory the writer allocates (``tracemalloc``: numpy and h5py buffers),
-also in local blocks. Run: ``python benchmarks/snapshots.py [--sizes 64 128] [--repeats 5] [--dir /tmp/x]``.
+local float32 block, beside the RK4 step's) and the peak host memory the writer allocates (``tracemalloc``: numpy
+and h5py buffers), also in local blocks.
+Run: ``python benchmarks/snapshots.py [--sizes 64 128] [--repeats 5] [--dir /tmp/x]``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def measure(n: int, repeats: int, directory: Path) -> dict:
     compiled = fields.lower(u).compile()
     mem = compiled.memory_analysis()
     block = 4 * n ** 3 // jax.device_count()
+    step_mem = step.lower(u, 0.0, dt, coef).compile().memory_analysis()
     t_step, t_snap, t_fields = [], [], []
     peak = 0
     for i in range(repeats):
@@ -73,6 +75,7 @@ def measure(n: int, repeats: int, directory: Path) -> dict:
             "local_block_bytes": block,
             "device_output_blocks": mem.output_size_in_bytes / block,
             "device_temp_blocks": mem.temp_size_in_bytes / block,
+            "step_device_temp_blocks": step_mem.temp_size_in_bytes / block,
             "host_peak_bytes": peak, "host_peak_blocks": peak / block,
             "bytes_on_disk": sum(p.stat().st_size for p in files)}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import vtk
 
 
-def render(run: Path, time: float | None, level: float, out: Path, size: tuple[int, int] = (900, 720)) -> None:
+def render(run: Path, time: float | None, level: float, out: Path, size: tuple[int, int] = (760, 600)) -> None:
     series = run / "snapshots" if (run / "snapshots").is_dir() else run
     meta = json.loads((series / "snapshots.json").read_text())
     reader = vtk.vtkXdmfReader()
@@ -64,11 +64,11 @@ def render(run: Path, time: float | None, level: float, out: Path, size: tuple[i
     bar.GetLabelTextProperty().SetColor(0, 0, 0)
     text = vtk.vtkTextActor()
     shape = "x".join(map(str, meta["grid"]["shape"]))
-    text.SetInput(f"{meta['equation']} {shape}, t = {t:g}; isosurface: vorticity magnitude = {level * hi:.3g} "
-                  f"({100 * level:g}% of max)")
+    text.SetInput(f"{meta['equation']} {shape}, t = {t:g}, isosurface of vorticity magnitude at {100 * level:g}% "
+                  "of its max")
     text.GetTextProperty().SetColor(0, 0, 0)
     text.GetTextProperty().SetFontSize(18)
-    text.SetPosition(10, 10)
+    text.SetPosition(12, size[1] - 34)
     ren = vtk.vtkRenderer()
     ren.SetBackground(1, 1, 1)
     for a in (actor, oactor, bar, text):

@@ -56,8 +56,8 @@ print(jax.device_count(), "devices")
 # ## A run with snapshots
 #
 # Taylor-Green at Re = 1600 on 32^3 up to `t = 3`, float32, snapshots at `t = 0.5, 1, ..., 3` exactly (the
-# adaptive step is shortened to land on them; `snapshot_every=N` would add one every N steps). Diagnostics at every step, so that the time series
-# below can be compared step by step.
+# adaptive step is shortened to land on them; `snapshot_every=N` would add one every N steps). Diagnostics at
+# every step, so that the time series below can be compared step by step.
 
 # %%
 out = Path(tempfile.mkdtemp()) / "tgv"
