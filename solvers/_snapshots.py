@@ -142,6 +142,7 @@ class SnapshotWriter:
     Raises:
       ValueError: bad ``every``, ``times`` or ``dtype``; an equation without snapshot fields.
       ImportError: h5py is not installed (``pip install "xfft[io]"``).
+      SnapshotError: the directory or its index cannot be written.
     """
 
     def __init__(self, directory: str | os.PathLike, equation, every: int = 0, times: Iterable[float] = (),
@@ -174,15 +175,18 @@ class SnapshotWriter:
         self.header = {"format": 1, "equation": getattr(equation, "name", type(equation).__name__),
                        "parameters": dict(config or {}), "fields": self.fields,
                        "grid": {"shape": list(g.shape), "box_length": list(g.box_length), "spacing": list(g.spacing)}}
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.entries: list[dict] = []
-        if resume_step is not None and (self.directory / INDEX_NAME).exists():
-            self.entries = list(read_index(self.directory)["snapshots"])
-            self._truncate(int(resume_step))
-        else:
-            self._clear()
-        if self.lead:
-            self._write_index()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if resume_step is not None and (self.directory / INDEX_NAME).exists():
+                self.entries = list(read_index(self.directory)["snapshots"])
+                self._truncate(int(resume_step))
+            else:
+                self._clear()
+            if self.lead:
+                self._write_index()
+        except OSError as e:
+            raise SnapshotError(f"cannot start the snapshot series in {self.directory}: {e}") from e
 
     # ----- the loop's interface --------------------------------------------------------------------
     def stop_time(self, t: float) -> float | None:
@@ -295,7 +299,7 @@ class SnapshotWriter:
     def _clear(self) -> None:
         me = f".p{self.process:04d}.h5"
         for p in self.directory.glob("snap_*.h5"):
-            if p.name.endswith(me) or (self.lead and ".p" not in p.name):
+            if p.is_file() and (p.name.endswith(me) or (self.lead and ".p" not in p.name)):
                 p.unlink(missing_ok=True)
         if self.lead:
             for name in (XDMF_NAME, INDEX_NAME):

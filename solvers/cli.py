@@ -1,7 +1,7 @@
 """Command line: ``python -m solvers run navier-stokes --ic taylor-green ...`` and ``python -m solvers list``.
 
-Exit status: 0 done; 2 bad input (reported before any compute); 3 blow-up (NaN/inf; the last good checkpoint
-is kept); 130 interrupted.
+Exit status: 0 done; 1 a snapshot could not be written (disk full, permissions); 2 bad input (reported before
+any compute); 3 blow-up (NaN/inf; the last good checkpoint is kept); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -187,6 +187,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BlowUpError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return EXIT_BLOW_UP
+    except RuntimeError as e:  # [snapshots wiring] a failed snapshot write (disk full, permissions), on every rank
+        from .io import SnapshotError
+
+        if not isinstance(e, SnapshotError):
+            raise
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; resume with --resume from the last checkpoint", file=sys.stderr)
         return 130

@@ -154,6 +154,21 @@ def test_a_failed_write_is_a_clear_error(eq_state, tmp_path):
         SnapshotWriter(tmp_path, eq, times=(0.0,))
 
 
+def test_without_h5py_the_error_names_the_extra(eq_state, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    with pytest.raises(ImportError, match=r'pip install "xfft\[io\]"'):
+        SnapshotWriter(tmp_path, eq_state[0], every=1)
+
+
+def test_cli_reports_a_failed_snapshot_write_in_one_line(tmp_path):
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "snapshots" / "snap_00001.p0000.h5").mkdir()  # snapshot 1 cannot be renamed into place
+    r = _cli("--dt", "0.1", "--t-end", "0.2", "--snapshot-every", "1", "--no-plots", "--no-progress",
+             "--out", str(tmp_path))
+    assert r.returncode == 1, r.stderr
+    assert "error: writing its blocks of snapshot 1 (step 1)" in r.stderr and "Traceback" not in r.stderr
+
+
 KILL = textwrap.dedent("""
     import os, signal, sys
     import jax, jax.numpy as jnp, h5py
