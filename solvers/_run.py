@@ -245,7 +245,8 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
             spec_log.truncate_after(step)
         last_ckpt = latest
         snaps = _snapshot_writer(cfg, eq, step)  # [snapshots wiring]
-        snaps.after_step(state, step, t, False)  # [snapshots wiring] drops snapshots after the resume point
+        if snaps is not None:  # [snapshots wiring] drops snapshots after the resume point
+            snaps.after_step(state, step, t, False)
     else:
         if cfg.resume and lead:
             print(f"--resume: no checkpoint in {ckdir}; starting from the initial condition", flush=True)
@@ -255,7 +256,8 @@ def _simulate(cfg: RunConfig, grid: SpectralGrid, eq, integ, controller) -> dict
             raise BlowUpError(0, 0.0, None, ckdir)
         record(state, step, t, 0.0)
         snaps = _snapshot_writer(cfg, eq, None)  # [snapshots wiring]
-        snaps.after_step(state, 0, 0.0, False)  # [snapshots wiring]
+        if snaps is not None:  # [snapshots wiring]
+            snaps.after_step(state, 0, 0.0, False)
 
     def save(state, step, t, dt):
         ckpt.save(step, state, {"step": step, "t": t, "dt": dt, "config": cfg.physics()})
