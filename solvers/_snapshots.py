@@ -15,6 +15,7 @@ agree (one tiny all-gather) on whether every write worked: a failure is a :class
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -69,6 +70,13 @@ def owners(sharding: jax.sharding.Sharding, shape: tuple[int, ...]) -> dict[tupl
         key = tuple((s.start, s.stop) for s in idx)
         out.setdefault(key, (idx, dev))
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _field_function(equation, dtype: str):
+    """The jitted ``snapshot_fields`` cast to ``dtype`` on the devices (one compile per equation and dtype, shared
+    by the writers of a resumed run)."""
+    return jax.jit(lambda state: {k: v.astype(dtype) for k, v in equation.snapshot_fields(state).items()})
 
 
 def _replace_atomically(path: Path, write) -> None:
@@ -163,12 +171,7 @@ class SnapshotWriter:
         except NotImplementedError as e:
             raise ValueError(str(e)) from None
         self.fields = list(shapes)
-        cast = self.dtype
-
-        def fields(state):
-            return {k: v.astype(cast) for k, v in equation.snapshot_fields(state).items()}
-
-        self._compute = jax.jit(fields)
+        self._compute = _field_function(equation, self.dtype.name)
         self.process, self.nprocs = jax.process_index(), jax.process_count()
         self.lead = self.process == 0
         g = self.grid
