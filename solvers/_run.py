@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,6 +66,8 @@ def validate(cfg: RunConfig) -> Resolved:
     """
     res = resolve(cfg)
     check_output_dir(res.out)
+    if cfg.snapshot_every or cfg.snapshot_times:
+        check_output_dir(res.out / "snapshots")
     return res
 
 
@@ -209,16 +212,19 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
 
 
 def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:
-    """The snapshot writer (issue 11) when snapshots are asked for; the module is imported only then."""
+    """The snapshot writer (issue 11) when snapshots are asked for (h5py is imported only then).
+
+    A resumed run keeps the series; the writer drops snapshots later than the restored step when ``_start`` hands
+    it the restored state.
+    """
     if not (cfg.snapshot_every or cfg.snapshot_times):
         return []
     try:
-        from .snapshots import SnapshotWriter
-    except ImportError:
-        raise ConfigError("--snapshot-every/--snapshot-times: this installation has no solvers.snapshots") from None
-
-    return [SnapshotWriter(res.out / "snapshots", eq, every=cfg.snapshot_every, times=tuple(cfg.snapshot_times),
-                           dtype=cfg.snapshot_dtype, resume=cfg.resume)]
+        return [io.SnapshotWriter(res.out / "snapshots", eq, every=cfg.snapshot_every, times=cfg.snapshot_times,
+                                  dtype=cfg.snapshot_dtype, resume_step=sys.maxsize if cfg.resume else None,
+                                  config=res.physics(cfg))]
+    except (ValueError, ImportError) as e:
+        raise ConfigError(f"--snapshot-every/--snapshot-times: {e}") from None
 
 
 def _start(run: _Run) -> tuple[Any, _Clock]:

@@ -1,7 +1,7 @@
 """Command line: ``python -m solvers run navier-stokes --ic taylor-green ...`` and ``python -m solvers list``.
 
-Exit status: 0 done; 2 bad input (reported before any compute); 3 blow-up (NaN/inf; the last good checkpoint
-is kept); 130 interrupted.
+Exit status: 0 done; 1 a snapshot could not be written (disk full, permissions; on every rank); 2 bad input
+(reported before any compute); 3 blow-up (NaN/inf; the last good checkpoint is kept); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-EXIT_BAD_INPUT, EXIT_BLOW_UP = 2, 3
+EXIT_SNAPSHOT, EXIT_BAD_INPUT, EXIT_BLOW_UP = 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -197,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import jax
 
     from ._run import BlowUpError, ConfigError, simulate
+    from ._snapshots import SnapshotError
 
     try:
         summary = simulate(cfg)
@@ -206,6 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BlowUpError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return EXIT_BLOW_UP
+    except SnapshotError as e:  # a failed snapshot write, raised on every rank
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_SNAPSHOT
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; resume with --resume from the last checkpoint", file=sys.stderr)
         return 130

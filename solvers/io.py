@@ -1,4 +1,5 @@
-"""Run outputs: orbax-checkpoint checkpoints, diagnostics CSV files and matplotlib PNG plots."""
+"""Run outputs: orbax-checkpoint checkpoints, diagnostics CSV files, matplotlib PNG plots and field snapshots
+(HDF5 + XDMF, see :mod:`solvers._snapshots`; h5py and xarray are imported only when snapshots are used)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ from typing import Any
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
+
+from ._snapshot_read import load_snapshot as load_snapshot
+from ._snapshot_read import open_snapshots as open_snapshots
+from ._snapshots import SnapshotError as SnapshotError
+from ._snapshots import SnapshotWriter as SnapshotWriter
 
 
 class Checkpoints:

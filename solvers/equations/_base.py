@@ -156,3 +156,16 @@ class Equation(abc.ABC):
     def plot_field(self, state: State) -> tuple[str, jax.Array] | None:
         """A 2D real slice to plot (label, array replicated on every device), or None."""
         return None
+
+    def snapshot_fields(self, state: State) -> dict[str, jax.Array]:
+        """The real-space fields a snapshot stores: name -> array of ``grid.shape`` on a real-space sharding.
+
+        Each equation names its own (there is no generic default: a state leaf's meaning decides what is worth
+        storing, e.g. velocity and vorticity rather than a spectrum). Used by :class:`solvers.io.SnapshotWriter`.
+
+        Raises:
+          NotImplementedError: the equation does not define snapshot fields.
+        """
+        raise NotImplementedError(f"equation {self.name or type(self).__name__!r} names no snapshot fields; "
+                                  "override Equation.snapshot_fields to write snapshots")
+

@@ -85,3 +85,8 @@ class Burgers(VelocityEquation):
     def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:
         g = self.grid
         return "u_x, mid-plane z = L/2", g.mid_plane(g.irfft(u_hat[0]))
+
+    def snapshot_fields(self, u_hat: jax.Array) -> dict[str, jax.Array]:
+        """Velocity components ``u, v, w``."""
+        u = self.grid.irfft(u_hat)
+        return {"u": u[0], "v": u[1], "w": u[2]}

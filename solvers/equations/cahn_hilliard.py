@@ -128,6 +128,10 @@ class PhaseField(Equation):
         g = self.grid
         return "concentration c" + (", mid-plane z = L/2" if g.ndim == 3 else ""), g.mid_plane(g.irfft(c_hat))
 
+    def snapshot_fields(self, c_hat: jax.Array) -> dict[str, jax.Array]:
+        """The phase field ``c``."""
+        return {"c": self.grid.irfft(c_hat)}
+
 
 class CahnHilliard(PhaseField):
     """Cahn-Hilliard ``c_t = lap(c^3 - c - eps^2 lap c)``: conserves ``<c>``, free energy decreases.

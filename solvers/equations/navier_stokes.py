@@ -83,3 +83,12 @@ class NavierStokes(VelocityEquation):
 
     def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:
         return "|vorticity|, mid-plane z = L/2", diag.vorticity_slice(self.grid, u_hat)
+
+    def snapshot_fields(self, u_hat: jax.Array) -> dict[str, jax.Array]:
+        """Velocity ``u, v, w``, vorticity ``vorticity_x/y/z`` and its magnitude (one batched inverse transform)."""
+        g = self.grid
+        uw = g.irfft(jnp.concatenate([u_hat, g.curl(u_hat)]))
+        names = ("u", "v", "w", "vorticity_x", "vorticity_y", "vorticity_z")
+        out = {name: uw[i] for i, name in enumerate(names)}
+        out["vorticity_magnitude"] = jnp.sqrt(uw[3] ** 2 + uw[4] ** 2 + uw[5] ** 2)
+        return out

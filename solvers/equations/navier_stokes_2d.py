@@ -150,3 +150,9 @@ class NavierStokes2D(Equation):
 
     def plot_field(self, w_hat: jax.Array) -> tuple[str, jax.Array]:
         return "vorticity", self.grid.mid_plane(self.grid.irfft(w_hat))
+
+    def snapshot_fields(self, w_hat: jax.Array) -> dict[str, jax.Array]:
+        """Vorticity and stream function ``psi`` (``lap psi = -omega``, zero mean)."""
+        g = self.grid
+        f = g.irfft(jnp.stack([w_hat, -g.inv_laplacian(w_hat)]))
+        return {"vorticity": f[0], "stream_function": f[1]}

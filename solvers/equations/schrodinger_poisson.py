@@ -129,6 +129,11 @@ class Schrodinger(Equation):
         psi = jax.jit(lambda: build().astype(self.grid.cdtype), out_shardings=self.real_sharding)()
         return self.from_real(psi)
 
+    def snapshot_fields(self, psi_hat: jax.Array) -> dict[str, jax.Array]:
+        """Density ``|psi|^2`` and phase ``arg psi`` (in ``(-pi, pi]``)."""
+        psi = self.to_real(psi_hat)
+        return {"density": psi.real ** 2 + psi.imag ** 2, "phase": jnp.angle(psi)}
+
 
 def jeans(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1e-6, mode: float = 1.0) -> jax.Array:
     """``psi = sqrt(rho0) (1 + eps cos(k x))``, ``k = 2 pi mode / Lx``, at rest: density contrast

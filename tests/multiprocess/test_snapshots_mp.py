@@ -1,0 +1,62 @@
+"""Snapshots from 4 processes x 2 devices hold the same bytes per field as from 1 process x 8 devices (this
+one); a write that fails on one rank is a clear error on every rank (no hang)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import h5py
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import xfft
+from solvers import NavierStokes, SpectralGrid
+from solvers.io import SnapshotWriter
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _helpers import launch  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+SCRIPT = str(Path(__file__).with_name("_snapshot_writer.py"))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("snap-mp")
+    multi = launch(4, 2, SCRIPT, str(d / "4x2"), timeout=150, deadline=120)
+    # 1 process x 8 devices: this process (tests/conftest.py gives it 8 CPU devices), same code as the script
+    eq = NavierStokes(SpectralGrid(16, xfft.make_mesh("slab"), dtype=jnp.float32), nu=0.01)
+    SnapshotWriter(d / "1x8", eq, every=1).after_step(eq.initial_state("random-isotropic", seed=5), 0, 0.0)
+    return multi, d
+
+
+def test_every_rank_writes_its_blocks_and_reads_them_back(runs):
+    multi, d = runs
+    assert multi.code == 0, multi.out[-6000:]
+    for rank in range(4):
+        assert f"[rank {rank}] LOADED True P('x', 'y', None)" in multi.out, multi.out[-3000:]
+        with h5py.File(d / "4x2" / f"snap_00000.p{rank:04d}.h5") as f:
+            assert set(f["u"]) == {f"{4 * rank}_0_0", f"{4 * rank + 2}_0_0"}  # two slabs of 2 planes each
+
+
+def test_four_by_two_writes_the_same_bytes_as_one_by_eight(runs):
+    _, d = runs
+    with h5py.File(d / "4x2" / "snap_00000.h5") as a, h5py.File(d / "1x8" / "snap_00000.h5") as b:
+        assert sorted(a) == sorted(b) and len(a) == 7
+        for name in a:
+            x, y = a[name][...], b[name][...]
+            assert x.dtype == np.float32 and x.shape == (16, 16, 16)
+            assert x.tobytes() == y.tobytes(), name
+            assert np.isfinite(x).all() and np.abs(x).max() > 0
+
+
+def test_a_failed_write_on_one_rank_is_an_error_on_every_rank(runs):
+    multi, _ = runs
+    for rank in range(4):
+        line = next((ln for ln in multi.out.splitlines() if ln.startswith(f"[rank {rank}] SNAPSHOT-ERROR")), None)
+        assert line is not None, multi.out[-4000:]
+        assert "writing its blocks of snapshot 1 (step 1)" in line and "failed on process 1" in line
+        assert f"[rank {rank}] DONE" in multi.out
+    assert "IsADirectoryError" in multi.out or "Is a directory" in multi.out  # rank 1 names the cause
