@@ -173,12 +173,17 @@ def run_size(n: int, repeats: int, peer: bool, backends: bool) -> list[dict]:
     c = a.astype(np.complex64)
     slab = xfft.make_mesh("slab")
     pencil = xfft.make_mesh("pencil")
-    xs = jax.device_put(c, NamedSharding(slab, PartitionSpec("x")))
-    xp = jax.device_put(c, NamedSharding(pencil, PartitionSpec("x", "y")))
-    rs = jax.device_put(a, NamedSharding(slab, PartitionSpec("x")))
-    rp = jax.device_put(a, NamedSharding(pencil, PartitionSpec("x", "y")))
     one = jax.device_put(c, jax.devices()[0])
     rone = jax.device_put(a, jax.devices()[0])
+    if jax.device_count() == 1:  # one accelerator: every mesh is that device; keep one copy (1024^3 on a GPU)
+        xs = xp = one
+        rs = rp = rone
+    else:
+        xs = jax.device_put(c, NamedSharding(slab, PartitionSpec("x")))
+        xp = jax.device_put(c, NamedSharding(pencil, PartitionSpec("x", "y")))
+        rs = jax.device_put(a, NamedSharding(slab, PartitionSpec("x")))
+        rp = jax.device_put(a, NamedSharding(pencil, PartitionSpec("x", "y")))
+    del a, c
 
     def tr(f):
         return lambda x: f(x, order="transposed")
