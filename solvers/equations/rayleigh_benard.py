@@ -135,7 +135,10 @@ class RayleighBenard(Equation):
 
     @classmethod
     def grid_geometry(cls, cfg) -> dict:
-        p = parse_params(cfg.params)
+        try:
+            p = parse_params(cfg.params)
+        except ValueError:  # reported by from_config, where the driver turns it into a one-line error
+            p = parse_params({})
         nx = p["nx"] or 2 * cfg.n
         return {"shape": (cfg.n,) + (nx,) * (p["dim"] - 1), "box_length": (1.0,) + (p["aspect"],) * (p["dim"] - 1)}
 

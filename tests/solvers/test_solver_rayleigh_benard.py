@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from solvers import IFRK4, RunConfig, SpectralGrid, simulate
+from solvers._run import ConfigError
 from solvers.equations.rayleigh_benard import K_CRITICAL, RA_CRITICAL, RayleighBenard, growth_rate, parse_params
 
 EPS = 1e-8  # amplitude small enough that the quadratic terms are below round-off relative to the linear ones
@@ -83,7 +84,11 @@ def test_rolls_saturate_with_heat_flux_balance(tmp_path):
     assert abs(nu - 2.69647) < 1e-3  # 2.6964745 on a 16 x 32 grid at t = 3
 
 
-def test_parameters_are_validated():
+def test_parameters_are_validated(tmp_path):
+    """Bad ``--param`` values are a ConfigError naming the parameter (the CLI's exit status 2, one line)."""
+    for bad, name in (({"Ra": -1.0}, "Ra"), ({"nx": 7.0}, "nx")):
+        with pytest.raises(ConfigError, match=name):
+            simulate(RunConfig(equation="rayleigh-benard", ic="single-mode", n=8, out=str(tmp_path), params=bad))
     assert parse_params({})["Ra"] == 2000.0
     with pytest.raises(ValueError, match="Ra"):
         parse_params({"Ra": -1.0})
