@@ -23,6 +23,8 @@ from .equations import SOLVERS as SOLVERS
 from .equations import Equation as Equation
 from .equations import NavierStokes as NavierStokes
 from .equations import Poisson as Poisson
+from .equations import PoissonWalls as PoissonWalls
+from .equations import RayleighBenard as RayleighBenard
 from .integrators import ETDRK4 as ETDRK4
 from .integrators import IFRK4 as IFRK4
 from .integrators import IMEX as IMEX
@@ -51,6 +53,8 @@ __all__ = [
     "Output",
     "Param",
     "Poisson",
+    "PoissonWalls",
+    "RayleighBenard",
     "RunConfig",
     "SpectralGrid",
     "diagnostics",

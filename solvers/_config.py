@@ -37,7 +37,8 @@ class RunConfig:
 
     ``equation`` is a registered name, ``"module:Class"`` or an :class:`~solvers.Equation` subclass. ``ic`` and
     ``integrator`` default to the equation's first initial condition and its ``default_integrator``; ``n`` and
-    ``box_length`` are one value (a cube) or one per axis; ``params`` holds the equation's and the initial
+    ``box_length`` are one value (a cube) or one per axis (``box_length=None``: the equation's
+    ``default_box_length``, 2 pi per axis for most); ``params`` holds the equation's and the initial
     condition's declared parameters (``--param KEY=VALUE``, ``--nu``, ``--seed``, ...), strings or numbers.
     """
 
@@ -54,7 +55,7 @@ class RunConfig:
     dt_max: float = 0.1
     dealias: str = "2/3"
     backend: str = "native"
-    box_length: float | tuple[float, ...] = 2 * math.pi
+    box_length: float | tuple[float, ...] | None = None
     diag_every: int = 10
     checkpoint_every: int = 0
     keep: int = 2
@@ -174,7 +175,8 @@ def resolve(cfg: RunConfig) -> Resolved:
     shape = _per_axis(cfg.n, cls.ndims, "--n", label)
     if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 4 and n % 2 == 0 for n in shape):
         raise ConfigError(f"--n: grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
-    box = _per_axis(cfg.box_length, (len(shape),), "--box-length", label)
+    box_given = cfg.box_length if cfg.box_length is not None else cls.default_box_length(len(shape))
+    box = _per_axis(box_given, (len(shape),), "--box-length", label)
     if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
         raise ConfigError(f"--box-length: box sides must be positive numbers, got {' '.join(map(str, box))}")
     _check_run(cfg)

@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--ic", default=None, help="initial condition (see `list`; default: the equation's first)")
     r.add_argument("--n", type=int, nargs="+", default=[64], metavar="N",
                    help="grid points: one size (a cube/square) or one per axis (NX NY NZ; 2D: NX NY)")
-    r.add_argument("--box-length", type=float, nargs="+", default=[2 * math.pi], metavar="L",
+    r.add_argument("--box-length", type=float, nargs="+", default=None, metavar="L",
                    help="box side(s): one value or one per axis (LX LY LZ)")
     visc = r.add_mutually_exclusive_group()
     visc.add_argument("--re", type=float, default=None, help="Reynolds number: sets the parameter nu = 1 / Re")
@@ -132,7 +132,8 @@ def _config(ns: argparse.Namespace):
     return RunConfig(
         equation=ns.equation, ic=ns.ic, n=tuple(ns.n), t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
         dtype=ns.dtype, integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias,
-        backend=ns.backend, box_length=tuple(ns.box_length), diag_every=ns.diag_every,
+        backend=ns.backend, box_length=None if ns.box_length is None else tuple(ns.box_length),
+        diag_every=ns.diag_every,
         checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume, overwrite=ns.overwrite,
         max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots,
         snapshot_every=ns.snapshot_every, snapshot_times=times, snapshot_dtype=ns.snapshot_dtype)

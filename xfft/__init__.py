@@ -2,8 +2,8 @@
 
 Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :func:`ixrfft3d` and the n-dim
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
-:func:`spectral_axes`),
-sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`. Multi-process runs:
+:func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
+with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`. Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
 
@@ -21,6 +21,13 @@ from ._grid import spectral_axes as spectral_axes
 from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
+from ._r2r import KINDS as R2R_KINDS
+from ._r2r import ixdctn as ixdctn
+from ._r2r import ixdstn as ixdstn
+from ._r2r import ixr2rn as ixr2rn
+from ._r2r import xdctn as xdctn
+from ._r2r import xdstn as xdstn
+from ._r2r import xr2rn as xr2rn
 from ._roll import xroll as xroll
 from .backends import BackendFallbackWarning as BackendFallbackWarning
 from .backends import available_backends as available_backends
@@ -34,6 +41,13 @@ __all__ = [
     "available_backends",
     "default_backend",
     "use_backend",
+    "R2R_KINDS",
+    "ixdctn",
+    "ixdstn",
+    "ixr2rn",
+    "xdctn",
+    "xdstn",
+    "xr2rn",
     "ixfft3d",
     "ixfftn",
     "ixrfft3d",

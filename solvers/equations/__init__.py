@@ -8,6 +8,8 @@ from .gross_pitaevskii import GrossPitaevskii as GrossPitaevskii
 from .navier_stokes import NavierStokes as NavierStokes
 from .navier_stokes_2d import NavierStokes2D as NavierStokes2D
 from .poisson import Poisson as Poisson
+from .poisson_walls import PoissonWalls as PoissonWalls
+from .rayleigh_benard import RayleighBenard as RayleighBenard
 from .schrodinger_poisson import SchrodingerPoisson as SchrodingerPoisson
 
 #: time-dependent equations runnable from the CLI (``python -m solvers run NAME``)
@@ -16,7 +18,10 @@ EQUATIONS.update({c.name: c for c in (SchrodingerPoisson, GrossPitaevskii)})
 EQUATIONS.update({c.name: c for c in (CahnHilliard, AllenCahn, NavierStokes2D, Burgers)})
 #: steady solvers (Python API), listed by ``python -m solvers list``
 SOLVERS = {Poisson.name: Poisson}
+EQUATIONS[RayleighBenard.name] = RayleighBenard
+SOLVERS[PoissonWalls.name] = PoissonWalls
 
 __all__ = ["EQUATIONS", "SOLVERS", "Equation", "NavierStokes", "Poisson"]
 __all__ += ["GrossPitaevskii", "SchrodingerPoisson"]
 __all__ += ["AllenCahn", "Burgers", "CahnHilliard", "NavierStokes2D"]
+__all__ += ["PoissonWalls", "RayleighBenard"]

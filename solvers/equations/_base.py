@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -67,6 +68,11 @@ class Equation(abc.ABC):
         self.params = resolve(self.parameters, params, self.label())
         for k, v in self.params.items():
             setattr(self, k, v)
+
+    @classmethod
+    def default_box_length(cls, ndim: int) -> tuple[float, ...]:
+        """Box sides used when a run gives no ``--box-length`` (default ``2 pi`` per axis)."""
+        return (2 * math.pi,) * ndim
 
     @classmethod
     def label(cls) -> str:

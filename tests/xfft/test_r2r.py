@@ -1,0 +1,176 @@
+"""Sharded real-to-real transforms (xdctn/xdstn and inverses, xr2rn) against scipy.fft on gathered data."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.fft as sf
+from helpers import mesh, random
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import xfft
+from xfft._layout import Fft, Plan
+from xfft._r2r import run_local
+
+SHAPE = (16, 8, 12)
+TOL = {np.float32: 2e-5, np.float64: 1e-12}
+FWD = {"dct": (xfft.xdctn, xfft.ixdctn, sf.dctn, sf.idctn), "dst": (xfft.xdstn, xfft.ixdstn, sf.dstn, sf.idstn)}
+
+
+def _rel(got, ref) -> float:
+    got, ref = np.asarray(got), np.asarray(ref)
+    assert got.shape == ref.shape
+    return float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
+
+
+def _put(x: np.ndarray, m, spec) -> jax.Array:
+    return jax.device_put(x, NamedSharding(m, spec))
+
+
+def _check(kind, t, norm, m, spec, dtype, axes=None):
+    fwd, inv, ref_f, ref_i = FWD[kind]
+    xn = random(SHAPE, dtype, seed=t)
+    x = _put(xn, m, spec)
+
+    @jax.jit
+    def run(a):
+        y = fwd(a, type=t, axes=axes, norm=norm)
+        return y, inv(y, type=t, axes=axes, norm=norm), inv(a, type=t, axes=axes, norm=norm)
+
+    with jax.set_mesh(m):
+        y, back, yi = run(x)
+    tol = TOL[dtype]
+    x64 = xn.astype(np.float64)
+    assert y.dtype == dtype and back.dtype == dtype
+    assert _rel(y, ref_f(x64, type=t, axes=axes, norm=norm)) < tol
+    assert _rel(yi, ref_i(x64, type=t, axes=axes, norm=norm)) < tol
+    assert _rel(back, xn) < tol
+    if m.axis_types[0] == jax.sharding.AxisType.Explicit:
+        assert back.sharding.is_equivalent_to(x.sharding, x.ndim)  # the inverse returns the input layout
+
+
+@pytest.mark.parametrize("kind", ["dct", "dst"])
+@pytest.mark.parametrize("t", [1, 2, 3, 4])
+def test_every_type_slab_float64(kind, t):
+    norm = {1: None, 2: "ortho", 3: "forward", 4: "backward"}[t]
+    _check(kind, t, norm, mesh((8,)), P("x"), np.float64)
+
+
+@pytest.mark.parametrize("kind,t,norm,shape,axis_types,dtype", [
+    ("dct", 2, "ortho", (2, 4), "explicit", np.float32),
+    ("dst", 3, "ortho", (2, 4), "auto", np.float32),
+    ("dct", 1, "forward", (4, 2), "auto", np.float64),
+    ("dst", 4, None, (2, 4), "explicit", np.float64),
+    ("dct", 4, "backward", (8,), "auto", np.float32),
+    ("dst", 1, "forward", (4, 2), "explicit", np.float32),
+])
+def test_types_norms_dtypes_on_slab_and_pencil(kind, t, norm, shape, axis_types, dtype):
+    m = mesh(shape, axis_types)
+    spec = P("x") if len(shape) == 1 else P("x", "y")
+    _check(kind, t, norm, m, spec, dtype)
+
+
+def test_axes_subset_and_negative():
+    """``axes`` as scipy: a subset, negative indices; the sharded axis 0 is a batch axis here."""
+    _check("dct", 2, "ortho", mesh((8,)), P("x"), np.float64, axes=(-1, 1))
+    _check("dst", 1, None, mesh((2, 4)), P("x", "y"), np.float64, axes=2)
+
+
+@pytest.mark.parametrize("shape,spec", [((8,), P("x")), ((2, 4), P("x", "y"))])
+def test_mixed_kinds_against_numpy_scipy(shape, spec):
+    """Sine in axis 0 (walls), FFT and real FFT in the periodic axes: one planned transform."""
+    m = mesh(shape)
+    xn = random(SHAPE, np.float64)
+    x = _put(xn, m, spec)
+    kinds = ("dst2", "fft", "rfft")
+    with jax.set_mesh(m):
+        y = jax.jit(lambda a: xfft.xr2rn(a, kinds, norm="ortho"))(x)
+        back = jax.jit(lambda a: xfft.ixr2rn(a, kinds, norm="ortho"))(y)
+    ref = np.fft.fft(np.fft.rfft(sf.dst(xn, type=2, axis=0, norm="ortho"), axis=2, norm="ortho"), axis=1, norm="ortho")
+    assert _rel(y, ref) < 1e-12
+    assert back.dtype == np.float64 and _rel(back, xn) < 1e-12
+    assert back.sharding.is_equivalent_to(x.sharding, x.ndim)
+    # complex input, cosine last: each kind on its own axis, in any order of axes
+    zn = random(SHAPE, np.complex64)
+    with jax.set_mesh(m):
+        w = jax.jit(lambda a: xfft.xr2rn(a, ("dct3", "fft"), axes=(2, 0)))(_put(zn, m, spec))
+    ref = np.fft.fft(sf.dct(zn.astype(np.complex128), type=3, axis=2), axis=0)
+    assert w.dtype == np.complex64 and _rel(w, ref) < 2e-5
+
+
+@pytest.mark.parametrize("shape,spec,moves", [((8,), P("x"), 1), ((2, 4), P("x", "y"), 2)])
+def test_hlo_all_to_all_count_and_no_gather(shape, spec, moves):
+    """Same moves as the complex FFT plan: slab 1 all-to-all, pencil 2, whatever the kinds; never a gather."""
+    m = mesh(shape)
+    x = _put(random(SHAPE, np.float64), m, spec)
+    y = xfft.xdstn(x, type=3)
+    for f, a in ((lambda a: xfft.xdctn(a, type=2), x), (lambda a: xfft.xr2rn(a, ("dst1", "fft", "dct4")), x),
+                 (lambda a: xfft.ixdstn(a, type=3, norm="ortho"), y)):  # the inverse takes the spectral layout
+        hlo = jax.jit(f).lower(a).compile().as_text()
+        assert hlo.count("all-to-all(") == moves
+        assert "all-gather" not in hlo
+
+
+@pytest.mark.parametrize("shape,spec", [((8,), P("x")), ((2, 4), P("x", "y"))])
+def test_gradients_dot_product_adjoint(shape, spec):
+    """vjp of the orthonormal DCT-II is its inverse (orthogonal matrix); <T x, c> = <x, T^T c> for the others."""
+    m = mesh(shape)
+    xn, cn = random(SHAPE, np.float64, 1), random(SHAPE, np.float64, 2)
+    x, c = _put(xn, m, spec), _put(cn, m, spec)
+    with jax.set_mesh(m):
+        _, vjp = jax.vjp(lambda a: xfft.xdctn(a, norm="ortho"), x)
+        (g,) = jax.jit(vjp)(xfft.xdctn(c, norm="ortho"))
+    assert _rel(g, cn) < 1e-12
+    for f in (lambda a: xfft.ixdctn(a, type=3, norm="forward"), lambda a: xfft.xr2rn(a, ("dst1", "dct2", "dst4"))):
+
+        @jax.jit
+        def both(a, ct, f=f):
+            y, vjp = jax.vjp(f, a)
+            ct = jax.sharding.reshard(ct, jax.typeof(y).sharding.spec)
+            return y, vjp(ct)[0], jax.linear_transpose(f, a)(ct)[0]
+
+        with jax.set_mesh(m):
+            y, g, gt = both(x, c)
+        lhs = float(np.sum(np.asarray(y) * cn))
+        assert abs(lhs - float(np.sum(xn * np.asarray(g)))) < 1e-12 * np.sum(np.abs(np.asarray(y) * cn))
+        assert _rel(g, gt) < 1e-12
+
+
+def test_local_matches_scipy_every_type_and_norm():
+    """One device: every kind x type x norm, forward and inverse, along the leading (not minor-most) axis."""
+    xn = random((7, 5), np.float64)
+    for kind in ("dct", "dst"):
+        fwd, inv, ref_f, ref_i = FWD[kind]
+        for t in (1, 2, 3, 4):
+            for norm in (None, "ortho", "forward"):
+                assert _rel(fwd(xn, type=t, axes=0, norm=norm), ref_f(xn, type=t, axes=0, norm=norm)) < 1e-13
+                assert _rel(inv(xn, type=t, axes=0, norm=norm), ref_i(xn, type=t, axes=0, norm=norm)) < 1e-13
+
+
+def test_errors_name_the_argument():
+    x = np.zeros((8, 4))
+    with pytest.raises(ValueError, match="type"):
+        xfft.xdctn(x, type=5)
+    with pytest.raises(ValueError, match="norm"):
+        xfft.xdstn(x, norm="unitary")
+    with pytest.raises(ValueError, match="axes"):
+        xfft.xdctn(x, axes=(0, 0))
+    with pytest.raises(ValueError, match="kinds"):
+        xfft.xr2rn(x, ("dct2", "wavelet"))
+    with pytest.raises(ValueError, match="rfft"):
+        xfft.xr2rn(x, ("rfft", "rfft"))
+    with pytest.raises(ValueError, match="kinds"):
+        xfft.xr2rn(x, ("fft",), axes=(0, 1))
+    with pytest.raises(TypeError, match="kinds"):
+        xfft.xr2rn(x, "dct2")
+    with pytest.raises(TypeError, match="rfft"):
+        xfft.xr2rn(x.astype(np.complex64), ("rfft", "fft"))
+    with pytest.raises(TypeError, match="dtype"):
+        xfft.xdctn(np.zeros((4, 4), np.int32))
+    with pytest.raises(ValueError, match="n="):
+        xfft.ixr2rn(np.zeros((8, 3), np.complex64), ("fft", "rfft"), n=7)
+    with pytest.raises(TypeError, match="unknown plan step"):
+        run_local(jnp.zeros(4), Plan(((),), (Fft((0,)), "bogus"), ((),), (4,)), ((0, "dct2"),), "backward", {})
