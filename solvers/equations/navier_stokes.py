@@ -43,6 +43,8 @@ class NavierStokes(VelocityEquation):
     }
 
     plot_file = "vorticity.png"
+    #: 2 registers instead of RK4's 5: the lightest step (bytes per grid point) at the same order
+    default_integrator = "lsrk4"
 
     def __init__(self, grid: SpectralGrid, nu: float, forcing_epsilon: float = 0.0):
         super().__init__(grid)
@@ -64,8 +66,7 @@ class NavierStokes(VelocityEquation):
 
     def nonlinear(self, u_hat: jax.Array, t: jax.Array) -> jax.Array:
         g = self.grid
-        _, lamb = self.velocity_and_lamb(u_hat)
-        out = g.project(g.from_physical(lamb))
+        out = g.project(self.lamb_hat(u_hat))
         if self.forcing_epsilon > 0:
             out = out + self.forcing_rate(u_hat) * u_hat
         return out
