@@ -66,7 +66,7 @@ class NavierStokes(VelocityEquation):
 
     def nonlinear(self, u_hat: jax.Array, t: jax.Array) -> jax.Array:
         g = self.grid
-        out = g.project(self.lamb_hat(u_hat))
+        out = g.project_lean(self.lamb_hat(u_hat))
         if self.forcing_epsilon > 0:
             out = out + self.forcing_rate(u_hat) * u_hat
         return out
