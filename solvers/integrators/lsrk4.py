@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..equations._base import State, tree_add
-from ._base import Integrator
+from ._base import Integrator, apply_linear_lean
 
 # Carpenter & Kennedy (1994), "Fourth-order 2N-storage Runge-Kutta schemes", NASA TM-109112, solution 3:
 # du <- A_i du + dt F(u, t + C_i dt);  u <- u + B_i du   (i = 1..5, A_1 = 0).
@@ -52,7 +52,7 @@ class LSRK4(Integrator):
         def stage(i, regs):
             u, du = regs
             a, b, c = table[0, i], table[1, i], table[2, i]
-            f = tree_add(_apply_real(lin, u), eq.nonlinear(u, t + c * dt))
+            f = tree_add(apply_linear_lean(lin, u), eq.nonlinear(u, t + c * dt))
             du = jax.tree.map(lambda d, y: (a * d + dt * y).astype(d.dtype), du, f)
             u = jax.tree.map(lambda x, d: (x + b * d).astype(x.dtype), u, du)
             return u, du
@@ -64,15 +64,3 @@ class LSRK4(Integrator):
         u, _ = jax.lax.fori_loop(0, len(A), stage, (state, du0))
         return u
 
-
-def _apply_real(lin: State, state: State) -> State:
-    """:func:`apply_linear`, with a real ``L`` scaling the real and imaginary parts of a complex state separately
-    (no complex copy of ``L``: the grid-sized constant XLA hoists out of the stage loop stays real)."""
-    def scale(a, u):
-        if jnp.iscomplexobj(u) and not jnp.iscomplexobj(a):
-            return jax.lax.complex(a * u.real, a * u.imag)
-        return a * u
-
-    if isinstance(lin, (jax.Array, jnp.ndarray)) or jnp.isscalar(lin):
-        return jax.tree.map(lambda u: scale(lin, u), state)
-    return jax.tree.map(scale, lin, state)
