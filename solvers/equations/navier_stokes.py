@@ -16,10 +16,11 @@ from ._velocity import VelocityEquation
 class NavierStokes(VelocityEquation):
     """``du/dt = P[u x omega] + nu lap(u) (+ A u)`` for the velocity spectrum ``u_hat`` of shape ``(3, ...)``.
 
-    Rotational form with the Leray projector ``P`` (the pressure never appears); ``u`` and ``omega`` go to
-    physical space in one batched inverse transform of 6 components and ``u x omega`` comes back in one
-    batched forward transform of 3 (2 transform calls, 9 real 3D FFTs per nonlinear evaluation). Products
-    are dealiased by the grid's rule (2/3 truncation or 3/2 padding).
+    Rotational form with the Leray projector ``P`` (the pressure never appears); the components of ``u`` and
+    ``omega`` go to physical space one at a time and ``u x omega`` comes back one component at a time (9 scalar
+    3D transforms per nonlinear evaluation, ordered so that few full fields are alive: see
+    :meth:`~solvers.equations._velocity.VelocityEquation.lamb_hat`). Products are dealiased by the grid's rule
+    (2/3 truncation or 3/2 padding).
 
     Args:
       grid: a 3D :class:`~solvers.SpectralGrid`.
