@@ -283,9 +283,11 @@ class SpectralGrid:
         """:meth:`project` with real factors kept real: ``1/|k|^2`` scales real and imaginary parts separately,
         so the only grid-sized constant XLA may hoist out of a time-step loop is one real array (not complex)."""
         ks = self.k
-        k2 = sum(k * k for k in ks)
-        inv = jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0)
         kdotv = sum(k * v_hat[i] for i, k in enumerate(ks))
+        k2 = 0 * kdotv.real  # |k|^2 built on the data: XLA computes it in the fusion, never as a hoisted table
+        for k in ks:
+            k2 = k2 + k * k
+        inv = jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0)
         s = jax.lax.complex(kdotv.real * inv, kdotv.imag * inv)
         return jnp.stack([v_hat[i] - k * s for i, k in enumerate(ks)])
 

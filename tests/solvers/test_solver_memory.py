@@ -33,16 +33,20 @@ def step_bytes_per_point(eq: NavierStokes, integrator: str) -> tuple[float, obje
 
 
 def test_donated_default_step_bytes_per_point(meshes):
-    """64^3 float32 on the 8-device slab. Measured with jax 0.10.2 on XLA CPU: lsrk4 70.2 B/pt (69.1 at 128^3);
-    main before issue 10 compiled its default, RK4, to 101 B/pt here (99.5 at 128^3)."""
-    grid = SpectralGrid(64, meshes["slab"], dtype=jnp.float32)
+    """128^3 float32 on the 8-device slab (compile only), issue 10's target: at most 64 bytes per grid point.
+
+    Measured with jax 0.10.2 on XLA CPU: lsrk4 62.7 B/pt (state 12.2 + increment 12.2 + nonlinear term); main
+    before issue 10 compiled its default, RK4, to 99.5 B/pt here.
+    """
+    n = 128
+    grid = SpectralGrid(n, meshes["slab"], dtype=jnp.float32)
     eq = NavierStokes(grid, nu=1 / 1600)
     assert eq.default_integrator == "lsrk4"
     bpp, m, devices = step_bytes_per_point(eq, eq.default_integrator)
-    state_bytes = 3 * 64 * 64 * 33 * 8  # complex64 half spectrum of 3 components
+    state_bytes = 3 * n * n * (n // 2 + 1) * 8  # complex64 half spectrum of 3 components
     assert m.argument_size_in_bytes * devices == pytest.approx(state_bytes, abs=64)  # per-device figures
     assert m.alias_size_in_bytes * devices == pytest.approx(state_bytes, abs=64)  # the donated state is reused
-    assert bpp < 76, bpp
+    assert bpp <= 64, bpp
 
 
 def _rows(path: Path) -> list[dict]:
