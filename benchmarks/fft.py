@@ -1,9 +1,17 @@
-"""Benchmark: distributed FFTs on 8 CPU devices vs single-device and XLA's own sharded jnp.fft.fftn.
+"""Benchmark: distributed FFTs (natural and transposed spectral order) vs single-device and XLA's sharded fftn.
 
-Writes ``benchmarks/results/fft.json`` and ``benchmarks/results/fft.png``. Times are medians of repeated runs of
-compiled functions (``block_until_ready``), timed round-robin across cases; ratios compare numbers measured in the
-same run. Per-device temporary
-memory comes from ``compiled.memory_analysis()``. Run: ``python benchmarks/fft.py [--sizes 64 128 256]``.
+Writes ``benchmarks/results/fft.json`` and ``benchmarks/results/fft.png`` (``fft_<platform>.*`` for
+``--platform auto`` on an accelerator). Times are medians of repeated runs of compiled functions
+(``block_until_ready``), timed round-robin across cases; ratios compare numbers measured in the same run.
+Memory comes from ``compiled.memory_analysis()``: temporaries per device, and bytes per grid point (arguments +
+outputs + temporaries - aliased, summed over devices), from which the largest grid that fits the devices'
+memory is estimated (accelerator: ``memory_stats()["bytes_limit"]``; CPU: the host's RAM).
+
+Platforms: ``--platform cpu`` (default) forces 8 virtual CPU devices; ``--platform auto`` runs on whatever JAX
+finds (a GPU: its devices, e.g. one H100). On CPU, when Debian's ``python3-mpi4py-fft`` is installed (FFTW + MPI,
+for ``/usr/bin/python3``), an mpi4py-fft peer column runs the same grid with ranks = devices under ``mpirun``.
+
+Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends]``.
 """
 
 from __future__ import annotations
@@ -13,14 +21,31 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+
+def _platform_arg(argv: list[str]) -> str:
+    """``--platform`` read before JAX is imported (device flags must be set first)."""
+    for i, a in enumerate(argv):
+        if a == "--platform" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--platform="):
+            return a.split("=", 1)[1]
+    return "cpu"
+
+
+PLATFORM = _platform_arg(sys.argv[1:])
+if PLATFORM == "cpu":
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+                                   ).strip()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -30,6 +55,29 @@ from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 import xfft  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+
+
+def bytes_per_point(compiled, n_dev: int, points: int) -> float:
+    """Arguments + outputs + temporaries - aliased bytes, summed over devices, per grid point."""
+    m = compiled.memory_analysis()
+    per_dev = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+               - m.alias_size_in_bytes)
+    return per_dev * n_dev / points
+
+
+def memory_budget() -> tuple[int, str]:
+    """Total memory of the devices in use (bytes) and where the figure comes from."""
+    devs = jax.devices()
+    stats = devs[0].memory_stats() if hasattr(devs[0], "memory_stats") else None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]) * len(devs), f"{len(devs)} x {devs[0].device_kind} bytes_limit"
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "host RAM (CPU devices share it)"
+
+
+def largest_cube(bpp: float, budget: int, multiple: int) -> int:
+    """Largest ``n`` (a multiple of ``multiple``) with ``n^3 * bpp <= budget``."""
+    n = int((budget / bpp) ** (1 / 3))
+    return max(multiple, n - n % multiple)
 
 
 def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int) -> list[dict]:
@@ -55,12 +103,71 @@ def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int
             "min_s": min(times[name]),
             "temp_bytes_per_device": int(mem.temp_size_in_bytes),
             "temp_over_local_block": mem.temp_size_in_bytes / (x.nbytes // n_dev),
+            "bytes_per_point": bytes_per_point(c, n_dev, x.size),
             "devices": n_dev,
         })
     return rows
 
 
-def run_size(n: int, repeats: int) -> list[dict]:
+_PEER = r"""
+import json, statistics, sys, time
+import numpy as np
+from mpi4py import MPI
+from mpi4py_fft import PFFT, newDistArray
+n, decomp, repeats, grid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+comm = MPI.COMM_WORLD
+kw = dict(slab=True) if decomp == "slab" else dict(grid=tuple(int(v) for v in grid.split("x")) + (1,))
+fft = PFFT(comm, (n, n, n), axes=(0, 1, 2), dtype=np.complex64, backend="fftw", **kw)
+u = newDistArray(fft, False)
+u[:] = np.random.default_rng(comm.Get_rank()).standard_normal(u.shape)
+uh = newDistArray(fft, True)
+fft.forward(u, uh)
+ts = []
+for _ in range(repeats):
+    comm.Barrier()
+    t0 = time.perf_counter()
+    fft.forward(u, uh)
+    ts.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
+if comm.Get_rank() == 0:
+    print("PEER " + json.dumps({"median_s": statistics.median(ts), "min_s": min(ts)}))
+"""
+
+
+def mpi4py_fft_available() -> str | None:
+    """Why the mpi4py-fft peer cannot run, or None when it can (Debian's python3-mpi4py-fft + mpirun)."""
+    if not shutil.which("mpirun"):
+        return "mpirun not found (apt-get install python3-mpi4py-fft)"
+    ok = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py_fft"], capture_output=True)
+    return None if ok.returncode == 0 else "python3-mpi4py-fft is not installed for /usr/bin/python3"
+
+
+def peer_rows(n: int, repeats: int, ranks: int, pencil: tuple[int, int]) -> list[dict]:
+    """mpi4py-fft (FFTW + MPI) c2c complex64 forward at ``n^3`` with ``ranks`` processes, slab and pencil."""
+    out = []
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(_PEER)
+    try:
+        for dec in ("slab", "pencil"):
+            cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
+            if os.geteuid() == 0:
+                cmd.insert(1, "--allow-run-as-root")
+            cmd += ["/usr/bin/python3", f.name, str(n), dec, str(repeats), f"{pencil[0]}x{pencil[1]}"]
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
+            env["OMP_NUM_THREADS"] = "1"
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+            line = next((ln for ln in res.stdout.splitlines() if ln.startswith("PEER ")), None)
+            if line is None:
+                print(f"[fft] mpi4py-fft {dec} failed: {res.stderr.strip()[-400:]}", file=sys.stderr)
+                continue
+            r = json.loads(line[5:])
+            out.append({"case": f"mpi4py-fft {dec} ({ranks} ranks)", "median_s": r["median_s"],
+                        "min_s": r["min_s"], "devices": ranks})
+    finally:
+        os.unlink(f.name)
+    return out
+
+
+def run_size(n: int, repeats: int, peer: bool, backends: bool) -> list[dict]:
     shape = (n, n, n)
     a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     c = a.astype(np.complex64)
@@ -69,40 +176,75 @@ def run_size(n: int, repeats: int) -> list[dict]:
     xs = jax.device_put(c, NamedSharding(slab, PartitionSpec("x")))
     xp = jax.device_put(c, NamedSharding(pencil, PartitionSpec("x", "y")))
     rs = jax.device_put(a, NamedSharding(slab, PartitionSpec("x")))
+    rp = jax.device_put(a, NamedSharding(pencil, PartitionSpec("x", "y")))
     one = jax.device_put(c, jax.devices()[0])
+    rone = jax.device_put(a, jax.devices()[0])
+
+    def tr(f):
+        return lambda x: f(x, order="transposed")
+
     rows = measure_interleaved([
         ("xfft3d slab", xfft.xfft3d, xs),
+        ("xfft3d slab transposed", tr(xfft.xfft3d), xs),
         ("xfft3d pencil", xfft.xfft3d, xp),
+        ("xfft3d pencil transposed", tr(xfft.xfft3d), xp),
         ("xrfft3d slab", xfft.xrfft3d, rs),
+        ("xrfft3d slab transposed", tr(xfft.xrfft3d), rs),
+        ("xrfft3d pencil", xfft.xrfft3d, rp),
+        ("xrfft3d pencil transposed", tr(xfft.xrfft3d), rp),
         ("jnp.fft.fftn 1 device", jnp.fft.fftn, one),
+        ("xfft3d 1 device", xfft.xfft3d, one),
+        ("jnp.fft.rfftn 1 device", jnp.fft.rfftn, rone),
+        ("xrfft3d 1 device", xfft.xrfft3d, rone),
     ], repeats)
-    # XLA's own sharded fftn is 10-20x slower: timed separately with fewer repeats.
-    rows += measure_interleaved([("jnp.fft.fftn sharded (XLA)", jnp.fft.fftn, xs)], max(2, repeats // 4))
-    try:  # optional backend rows (jaxdecomp), when the extra is installed
-        sys.path.insert(0, str(HERE))
-        import fft_backends
+    if len(jax.devices()) > 1:
+        # XLA's own sharded fftn is 10-20x slower: timed separately with fewer repeats.
+        rows += measure_interleaved([("jnp.fft.fftn sharded (XLA)", jnp.fft.fftn, xs)], max(2, repeats // 4))
+    if backends and len(jax.devices()) == 8:
+        try:  # optional backend rows (jaxdecomp), when the extra is installed
+            sys.path.insert(0, str(HERE))
+            import fft_backends
 
-        rows += fft_backends.rows(n, repeats)
-    except ImportError as e:
-        print(f"[fft] skipping backend comparison: {e}", file=sys.stderr)
+            rows += fft_backends.rows(n, repeats)
+        except ImportError as e:
+            print(f"[fft] skipping backend comparison: {e}", file=sys.stderr)
+    if peer:
+        rows += peer_rows(n, repeats, len(jax.devices()), tuple(pencil.axis_sizes))
     for r in rows:
         r["n"] = n
     return rows
 
 
-def summarize(rows: list[dict]) -> dict:
+def summarize(rows: list[dict], budget: int) -> dict:
     by = {(r["n"], r["case"]): r for r in rows}
     out = {}
     for n in sorted({r["n"] for r in rows}):
         single = by[(n, "jnp.fft.fftn 1 device")]["median_s"]
         slab = by[(n, "xfft3d slab")]["median_s"]
-        out[n] = {
+
+        def t(case, n=n):
+            return by[(n, case)]["median_s"] if (n, case) in by else float("nan")
+
+        s = {
             "xfft3d_slab_over_single_device": slab / single,
-            "xfft3d_pencil_over_single_device": by[(n, "xfft3d pencil")]["median_s"] / single,
-            "xrfft3d_over_xfft3d": by[(n, "xrfft3d slab")]["median_s"] / slab,
-            "xla_sharded_over_single_device": by[(n, "jnp.fft.fftn sharded (XLA)")]["median_s"] / single,
+            "xfft3d_pencil_over_single_device": t("xfft3d pencil") / single,
+            "xrfft3d_over_xfft3d": t("xrfft3d slab") / slab,
+            "xla_sharded_over_single_device": t("jnp.fft.fftn sharded (XLA)") / single,
             "xfft3d_slab_temp_over_local_block": by[(n, "xfft3d slab")]["temp_over_local_block"],
+            "transposed_over_natural": {f"{f} {dec}": t(f"{f} {dec} transposed") / t(f"{f} {dec}")
+                                        for f in ("xfft3d", "xrfft3d") for dec in ("slab", "pencil")},
+            "one_device_xfft_over_jnp": {"xfft3d": t("xfft3d 1 device") / single,
+                                         "xrfft3d": t("xrfft3d 1 device") / t("jnp.fft.rfftn 1 device")},
+            "bytes_per_point": {c: by[(n, c)]["bytes_per_point"] for (m, c) in by
+                                if m == n and "bytes_per_point" in by[(n, c)]},
         }
+        peers = {c: t(c) for (m, c) in by if m == n and c.startswith("mpi4py-fft")}
+        if peers:
+            s["xfft3d_over_mpi4py_fft"] = {c: t("xfft3d " + c.split()[1]) / v for c, v in peers.items()}
+        ndev = len(jax.devices())
+        s["largest_cube_that_fits"] = {c: largest_cube(b, budget, 2 * ndev)
+                                       for c, b in s["bytes_per_point"].items()}
+        out[n] = s
     return out
 
 
@@ -112,23 +254,28 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    main = ["xfft3d slab", "xfft3d pencil", "xrfft3d slab", "jnp.fft.fftn 1 device", "jnp.fft.fftn sharded (XLA)"]
+    main = ["xfft3d slab", "xfft3d slab transposed", "xfft3d pencil", "xfft3d pencil transposed", "xrfft3d slab",
+            "xrfft3d slab transposed", "jnp.fft.fftn 1 device", "jnp.fft.rfftn 1 device", "xrfft3d 1 device",
+            "jnp.fft.fftn sharded (XLA)"]
     extra = ["jaxdecomp pfft3d slab (transposed)", "jaxdecomp xfft3d slab (natural, kernel)"]
+    extra += sorted({r["case"] for r in rows if r["case"].startswith("mpi4py-fft")})
     present = {r["case"] for r in rows}
     sizes = sorted({r["n"] for r in rows})
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 5.5))
     for i, case in enumerate(c for c in main + extra if c in present):
         pts = [(r["n"], r["median_s"] * 1e3) for r in rows if r["case"] == case]
         style = "o-" if case in main else "s--"
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=f"C{i}", label=case)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=plt.cm.tab20(i % 20), label=case)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sizes, [f"{n}^3" for n in sizes])
     ax.set_xlabel("grid")
     ax.set_ylabel("median time per transform [ms]")
-    ax.set_title(f"3D FFT, complex64, {jax.device_count()} CPU devices ({os.cpu_count()} cores)")
+    dev = jax.devices()[0]
+    kind = "CPU devices" if dev.platform == "cpu" else dev.device_kind
+    ax.set_title(f"3D FFT (r2c: float32 in), complex64, {jax.device_count()} {kind} ({os.cpu_count()} cores)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -137,30 +284,44 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
     p.add_argument("--repeats", type=int, default=0, help="repetitions per case (default: by size)")
+    p.add_argument("--platform", choices=["cpu", "auto"], default="cpu",
+                   help="cpu: 8 virtual CPU devices (default); auto: whatever accelerator JAX finds")
+    p.add_argument("--no-peer", action="store_true", help="skip the mpi4py-fft peer column")
+    p.add_argument("--no-backends", action="store_true", help="skip the jaxdecomp backend rows")
     p.add_argument("--out", type=Path, default=HERE / "results")
-    p.add_argument("--replot", action="store_true", help="only redraw the PNG from an existing fft.json")
+    p.add_argument("--replot", action="store_true", help="only redraw the PNG from an existing JSON")
     args = p.parse_args(argv)
+    dev = jax.devices()[0]
+    stem = "fft" if dev.platform == "cpu" else f"fft_{dev.platform}"
     if args.replot:
-        plot(json.loads((args.out / "fft.json").read_text())["rows"], args.out / "fft.png")
+        plot(json.loads((args.out / f"{stem}.json").read_text())["rows"], args.out / f"{stem}.png")
         return
     args.out.mkdir(parents=True, exist_ok=True)
+    peer = not args.no_peer and dev.platform == "cpu"
+    if peer and (why := mpi4py_fft_available()):
+        print(f"[fft] no mpi4py-fft peer column: {why}", file=sys.stderr)
+        peer = False
+    budget, budget_from = memory_budget()
     rows = []
     for n in args.sizes:
         reps = args.repeats or {64: 30, 128: 15}.get(n, 9)
-        new = run_size(n, reps)
+        new = run_size(n, reps, peer, not args.no_backends)
         rows += new
         for r in new:
-            ms, tl = r["median_s"] * 1e3, r.get("temp_over_local_block", float("nan"))
-            print(f"{n:4d}^3  {r['case']:44s} {ms:9.2f} ms  temp/local {tl:.2f}")
+            ms, bpp = r["median_s"] * 1e3, r.get("bytes_per_point", float("nan"))
+            print(f"{n:4d}^3  {r['case']:44s} {ms:9.2f} ms  {bpp:6.1f} B/point", flush=True)
     result = {
-        "date": datetime.date.today().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {jax.device_count()} virtual CPU devices",
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {jax.device_count()} {dev.platform} devices "
+                   f"({dev.device_kind})",
         "jax": jax.__version__,
+        "memory_budget_bytes": budget,
+        "memory_budget_from": budget_from,
         "rows": rows,
-        "summary": summarize(rows),
+        "summary": summarize(rows, budget),
     }
-    (args.out / "fft.json").write_text(json.dumps(result, indent=2))
-    plot(rows, args.out / "fft.png")
+    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
+    plot(rows, args.out / f"{stem}.png")
     print(json.dumps(result["summary"], indent=2))
 
 

@@ -1,7 +1,8 @@
 """xfft: distributed (slab and pencil) FFTs on sharded JAX arrays that never gather the global array.
 
 Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :func:`ixrfft3d` and the n-dim
-:func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`),
+:func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
+:func:`spectral_axes`),
 sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`. Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
@@ -16,6 +17,7 @@ from ._fft import xrfft3d as xrfft3d
 from ._fft import xrfftn as xrfftn
 from ._grid import make_mesh as make_mesh
 from ._grid import real_sharding as real_sharding
+from ._grid import spectral_axes as spectral_axes
 from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
@@ -38,6 +40,7 @@ __all__ = [
     "ixrfftn",
     "make_mesh",
     "real_sharding",
+    "spectral_axes",
     "spectral_sharding",
     "wavenumbers",
     "xfft3d",

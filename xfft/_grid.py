@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding
 
-from ._layout import canonical_layout, layout_to_spec, plan_forward, spec_to_layout
+from ._layout import Program, canonical_layout, layout_to_spec, lower_plan, plan_forward, spec_to_layout
 
 SLAB_AXES = ("x",)
 PENCIL_AXES = ("x", "y")
@@ -81,8 +81,26 @@ def real_sharding(mesh: Mesh, shape: Sequence[int] | None = None, ndim: int = 3)
     return NamedSharding(mesh, layout_to_spec(canonical_layout(full, axes, _mesh_sizes(mesh))))
 
 
+def _spectral_program(real_sharding: NamedSharding, shape: Sequence[int] | None, real: bool, ndim: int,
+                      order: str) -> Program:
+    """The lowered forward program for input sharded as ``real_sharding`` (validated arguments)."""
+    from ._fft import check_order
+
+    if not isinstance(real_sharding, NamedSharding):
+        raise TypeError(f"real_sharding must be a jax.sharding.NamedSharding, got {type(real_sharding).__name__}")
+    order = check_order(order)
+    mesh = real_sharding.mesh
+    nd = len(tuple(real_sharding.spec)) if shape is None else len(tuple(shape))
+    nd = max(nd, ndim)
+    full = tuple(shape) if shape is not None else (math.prod(mesh.axis_sizes) * 2,) * nd
+    axes = tuple(range(nd - ndim, nd))
+    layout = spec_to_layout(real_sharding.spec, nd)
+    plan = plan_forward(full, layout, axes, _mesh_sizes(mesh), real)
+    return lower_plan(plan, None, order == "natural")
+
+
 def spectral_sharding(real_sharding: NamedSharding, shape: Sequence[int] | None = None, *, real: bool = False,
-                      ndim: int = 3) -> NamedSharding:
+                      ndim: int = 3, order: str = "natural") -> NamedSharding:
     """The sharding of the spectrum that the forward transform returns for input sharded as ``real_sharding``.
 
     Args:
@@ -91,21 +109,43 @@ def spectral_sharding(real_sharding: NamedSharding, shape: Sequence[int] | None 
         Default: a grid that every mesh axis divides.
       real: True for :func:`xrfftn`/:func:`xrfft3d` (half spectrum on the last axis).
       ndim: number of trailing transformed axes.
+      order: ``"natural"`` or ``"transposed"``, as the transform's ``order`` (the sharding of the permuted
+        spectrum; see :func:`spectral_axes`).
 
     Raises:
       TypeError: ``real_sharding`` is not a ``NamedSharding``.
-      ValueError: the layout cannot be transformed (see :func:`xfftn`).
+      ValueError: the layout cannot be transformed (see :func:`xfftn`), or a bad ``order``.
     """
-    if not isinstance(real_sharding, NamedSharding):
-        raise TypeError(f"real_sharding must be a jax.sharding.NamedSharding, got {type(real_sharding).__name__}")
-    mesh = real_sharding.mesh
-    nd = len(tuple(real_sharding.spec)) if shape is None else len(tuple(shape))
-    nd = max(nd, ndim)
-    full = tuple(shape) if shape is not None else (math.prod(mesh.axis_sizes) * 2,) * nd
-    axes = tuple(range(nd - ndim, nd))
-    layout = spec_to_layout(real_sharding.spec, nd)
-    plan = plan_forward(full, layout, axes, _mesh_sizes(mesh), real)
-    return NamedSharding(mesh, layout_to_spec(plan.out_layout))
+    program = _spectral_program(real_sharding, shape, real, ndim, order)
+    return NamedSharding(real_sharding.mesh, layout_to_spec(program.out_layout))
+
+
+def spectral_axes(shape: Sequence[int], sharding: NamedSharding, *, real: bool = False, ndim: int = 3,
+                  order: str = "natural") -> tuple[int, ...]:
+    """Which original array axis each axis of the spectrum is, for a forward transform in ``order``.
+
+    ``spectral_axes(...)[i] == d`` means axis ``i`` of the spectrum is real-space axis ``d`` (wavenumber along
+    ``d``). Natural order gives ``(0, 1, ..., len(shape) - 1)``; to bring a ``"transposed"`` spectrum ``k`` back
+    to natural order use ``jnp.transpose(k, numpy.argsort(perm))`` (or simply ``order="natural"``).
+
+    Args:
+      shape: real-space global shape (leading batch axes included).
+      sharding: the real-space ``NamedSharding`` of the field you will transform.
+      real, ndim, order: as :func:`spectral_sharding`.
+
+    Returns:
+      A permutation of ``range(len(shape))``.
+
+    Raises:
+      TypeError/ValueError: as :func:`spectral_sharding`.
+    """
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
+    if not isinstance(ndim, int) or not 1 <= ndim <= len(shape):
+        raise ValueError(f"ndim must be between 1 and len(shape)={len(shape)}, got {ndim!r}")
+    return _spectral_program(sharding, shape, real, ndim, order).out_perm
 
 
 def _check_sharding(sharding, name: str) -> NamedSharding:
@@ -169,7 +209,7 @@ def _check_divisible(shape: tuple[int, ...], sharding: NamedSharding) -> None:
 
 def wavenumbers(shape: Sequence[int], sharding: NamedSharding, *, real: bool = False,
                 box_length: float | Sequence[float] = 2 * np.pi, dtype=None,
-                sparse: bool = True) -> tuple[jax.Array, ...]:
+                sparse: bool = True, order: str = "natural") -> tuple[jax.Array, ...]:
     """Angular wavenumbers laid out exactly like the spectrum of the forward transform.
 
     ``k[d][..., i, ...] = 2 pi / L_d * fftfreq(n_d, 1 / n_d)[i]`` (``rfftfreq`` on the last axis if ``real``), so
@@ -183,9 +223,13 @@ def wavenumbers(shape: Sequence[int], sharding: NamedSharding, *, real: bool = F
       dtype: real dtype (default: JAX's default float).
       sparse: True (default) returns broadcastable arrays (shape 1 except along their own axis), each sharded
         like the spectrum along that axis; False returns full grids sharded like the spectrum.
+      order: ``"natural"`` or ``"transposed"``: match a spectrum returned in that order. The tuple is still
+        ``(kx, ky, kz)`` (one per real-space axis); in ``"transposed"`` order each array lies along the spectrum
+        axis that holds its wavenumber (see :func:`spectral_axes`), so it broadcasts against the permuted
+        spectrum.
 
     Returns:
-      A tuple with one array per axis.
+      A tuple with one array per real-space axis.
 
     Raises:
       TypeError/ValueError: bad shape, sharding, box length or dtype.
@@ -203,22 +247,25 @@ def wavenumbers(shape: Sequence[int], sharding: NamedSharding, *, real: bool = F
     dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros((), float).dtype
     if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"dtype must be a real floating dtype, got {dtype}")
-    spec_sharding = spectral_sharding(sharding, shape, real=real, ndim=len(shape))
-    layout = spec_to_layout(spec_sharding.spec, len(shape))
+    program = _spectral_program(sharding, shape, real, len(shape), order)
+    spec_sharding = NamedSharding(sharding.mesh, layout_to_spec(program.out_layout))
+    layout = program.out_layout
+    perm = program.out_perm
+    full = [shape[p] for p in perm]
+    if real:
+        full[perm.index(len(shape) - 1)] = shape[-1] // 2 + 1
     out = []
     for d, (n, L) in enumerate(zip(shape, lengths)):
         freq = np.fft.rfftfreq(n, 1.0 / n) if (real and d == len(shape) - 1) else np.fft.fftfreq(n, 1.0 / n)
         k = (2 * np.pi / float(L)) * freq
+        i = perm.index(d)  # the spectrum axis holding wavenumber d
         if sparse:
             bshape = [1] * len(shape)
-            bshape[d] = k.size
-            s = NamedSharding(sharding.mesh, layout_to_spec(tuple(g if j == d else () for j, g in enumerate(layout))))
+            bshape[i] = k.size
+            s = NamedSharding(sharding.mesh, layout_to_spec(tuple(g if j == i else () for j, g in enumerate(layout))))
             out.append(jax.device_put(k.astype(dtype).reshape(bshape), s))
         else:
-            full = list(shape)
-            if real:
-                full[-1] = shape[-1] // 2 + 1
             kk = jnp.asarray(k, dtype)
-            out.append(jax.jit(lambda kk=kk, d=d, full=tuple(full): jnp.broadcast_to(
-                kk.reshape([-1 if j == d else 1 for j in range(len(full))]), full), out_shardings=spec_sharding)())
+            out.append(jax.jit(lambda kk=kk, i=i, full=tuple(full): jnp.broadcast_to(
+                kk.reshape([-1 if j == i else 1 for j in range(len(full))]), full), out_shardings=spec_sharding)())
     return tuple(out)

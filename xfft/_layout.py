@@ -10,6 +10,12 @@ first), move its mesh axes onto another transform axis with one all-to-all and t
 chosen to keep the output evenly divisible (JAX arrays cannot be sharded unevenly); when no target divides,
 the data is padded for the move and moved back after the transform (one extra all-to-all). Slab inputs need
 1 all-to-all and pencil inputs 2.
+
+A plan speaks of array axes by their *logical* (natural) index. :func:`lower_plan` turns it into a *program*
+over physical axes: XLA's FFT op only transforms the minor-most axes, so each run of local transforms becomes one
+multi-axis FFT op over the trailing axes, preceded by a local :class:`Transpose` only when those axes are not
+already trailing; the axis order is then kept as it is (no transpose back) until the end, where the natural
+order costs at most one transpose and the ``"transposed"`` order none.
 """
 
 from __future__ import annotations
@@ -61,6 +67,45 @@ class Move:
 
 
 Step = Fft | Rfft | Move
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """Local transpose (no communication): physical axis ``i`` of the result is physical axis ``perm[i]`` of the
+    input. Appears only in lowered programs (:func:`lower_plan`), never in a :class:`Plan`."""
+
+    perm: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TrailingFft:
+    """One XLA FFT op over the last ``count`` physical axes (complex, or real-to-complex on the last one).
+
+    ``real_n`` is 0 for a complex transform; otherwise the last axis is real of length ``real_n`` (forward:
+    ``rfftn``, inverse: ``irfftn`` back to that length). Appears only in lowered programs.
+    """
+
+    count: int
+    inverse: bool = False
+    real_n: int = 0
+
+
+LocalStep = Transpose | TrailingFft | Move
+
+
+@dataclass(frozen=True)
+class Program:
+    """A plan lowered to physical axes: steps, and the axis order on entry and exit.
+
+    ``in_perm[i]`` / ``out_perm[i]`` is the logical (natural) axis held by physical axis ``i`` of the input /
+    output; ``in_layout`` / ``out_layout`` are the layouts of the physical arrays (the plan's, permuted).
+    """
+
+    steps: tuple[LocalStep, ...]
+    in_perm: tuple[int, ...]
+    out_perm: tuple[int, ...]
+    in_layout: Layout
+    out_layout: Layout
 
 
 @dataclass(frozen=True)
@@ -276,3 +321,90 @@ def plan_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, .
             if best is None or key < best[0]:
                 best = (key, fwd)
     return None if best is None else best[1].inverted()
+
+
+def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move]:
+    """Split plan steps into moves and runs of local transforms that one XLA FFT op can do.
+
+    A run holds transforms of one direction with at most one real axis: first for a forward run (``rfftn`` does
+    the real axis, then the others), last for an inverse run (``irfftn``).
+    """
+    out: list = []
+    run: list[Fft | Rfft] = []
+
+    def fits(s: Fft | Rfft) -> bool:
+        if not run or run[0].inverse != s.inverse:
+            return False
+        if any(isinstance(r, Rfft) and r.inverse for r in run):
+            return False  # an inverse real axis closes its run
+        return not (isinstance(s, Rfft) and not s.inverse)  # a forward real axis opens one
+
+    for s in steps:
+        if isinstance(s, Move):
+            if run:
+                out.append(run)
+                run = []
+            out.append(s)
+        elif fits(s):
+            run.append(s)
+        else:
+            if run:
+                out.append(run)
+            run = [s]
+    if run:
+        out.append(run)
+    return out
+
+
+def _permute(layout: Layout, perm: tuple[int, ...]) -> Layout:
+    return tuple(layout[p] for p in perm)
+
+
+def invert_perm(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``perm`` (``argsort``)."""
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+@lru_cache(maxsize=512)
+def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: bool = True) -> Program:
+    """Lower ``plan`` to a :class:`Program` over physical axes with as few transposes and FFT ops as possible.
+
+    Args:
+      plan: the logical plan.
+      in_perm: the logical axis held by each physical input axis (default: natural order).
+      natural_out: end in natural order (at most one final transpose); False keeps the order the transforms
+        leave (the ``"transposed"`` spectral order).
+
+    Returns:
+      The program; ``out_perm`` says which logical axis each output axis is.
+    """
+    ndim = len(plan.in_layout)
+    start = tuple(range(ndim)) if in_perm is None else tuple(in_perm)
+    perm = list(start)
+    steps: list[LocalStep] = []
+    for g in _local_groups(plan.steps):
+        if isinstance(g, Move):
+            steps.append(Move(g.mesh_axes, perm.index(g.src), perm.index(g.dst), g.src_len, g.dst_len))
+            continue
+        axes = [a for s in g for a in (s.axes if isinstance(s, Fft) else (s.axis,))]
+        real = next((s for s in g if isinstance(s, Rfft)), None)
+        want = set(axes)
+        # Bring the run's axes to the end, keeping the physical order of the others and of the run's own axes
+        # (the real axis last): a no-op when they are trailing already.
+        keep = [a for a in perm if a not in want]
+        moved = [a for a in perm if a in want and (real is None or a != real.axis)]
+        if real is not None:
+            moved.append(real.axis)
+        new = keep + moved
+        if new != perm:
+            steps.append(Transpose(tuple(perm.index(a) for a in new)))
+            perm = new
+        steps.append(TrailingFft(len(axes), g[0].inverse, 0 if real is None else real.n))
+    if natural_out and perm != sorted(perm):
+        steps.append(Transpose(invert_perm(tuple(perm))))
+        perm = sorted(perm)
+    out = tuple(perm)
+    return Program(tuple(steps), start, out, _permute(plan.in_layout, start), _permute(plan.out_layout, out))

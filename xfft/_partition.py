@@ -22,15 +22,19 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 
-from ._layout import (
-    Fft,
+from ._layout import (  # Fft, Rfft, Move: importable from here as before (plan interpreters use them)
+    Fft,  # noqa: F401
     Layout,
     MeshSizes,
     Move,
     Plan,
-    Rfft,
+    Program,
+    Rfft,  # noqa: F401
+    TrailingFft,
+    Transpose,
     canonical_layout,
     layout_to_spec,
+    lower_plan,
     spec_to_layout,
 )
 
@@ -91,20 +95,36 @@ def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int]) -> jax.Array:
     return x
 
 
-def run_local(x: jax.Array, plan: Plan, norm: str, sizes: dict[str, int]) -> jax.Array:
-    """Execute ``plan`` on the local block ``x`` (inside ``shard_map``, or on one device with no moves)."""
-    for step in plan.steps:
-        if isinstance(step, Fft):
-            f = jnp.fft.ifftn if step.inverse else jnp.fft.fftn
-            x = f(x, axes=step.axes, norm=norm)
-        elif isinstance(step, Rfft):
-            if step.inverse:
-                x = jnp.fft.irfft(x, n=step.n, axis=step.axis, norm=norm)
-            else:
-                x = jnp.fft.rfft(x, axis=step.axis, norm=norm)
+def _trailing_fft(x: jax.Array, step: TrailingFft, norm: str) -> jax.Array:
+    """One XLA FFT op over the last ``step.count`` axes (jnp.fft on trailing axes lowers to a single op)."""
+    axes = tuple(range(x.ndim - step.count, x.ndim))
+    if step.real_n:
+        if step.inverse:
+            s = tuple(x.shape[a] for a in axes[:-1]) + (step.real_n,)
+            return jnp.fft.irfftn(x, s=s, axes=axes, norm=norm)
+        return jnp.fft.rfftn(x, axes=axes, norm=norm)
+    return (jnp.fft.ifftn if step.inverse else jnp.fft.fftn)(x, axes=axes, norm=norm)
+
+
+def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]) -> jax.Array:
+    """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device)."""
+    for step in program.steps:
+        if isinstance(step, TrailingFft):
+            x = _trailing_fft(x, step, norm)
+        elif isinstance(step, Transpose):
+            x = jnp.transpose(x, step.perm)
         else:
             x = _all_to_all(x, step, sizes)
     return x
+
+
+def run_local(x: jax.Array, plan: Plan, norm: str, sizes: dict[str, int]) -> jax.Array:
+    """Execute ``plan`` on the local block ``x`` in natural axis order (inside ``shard_map``, or on one device).
+
+    The plan is lowered first (:func:`xfft._layout.lower_plan`): runs of local transforms become one FFT op each
+    and transposes appear only where the FFT axes are not already minor-most.
+    """
+    return run_program(x, lower_plan(plan), norm, sizes)
 
 
 def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
@@ -117,17 +137,28 @@ def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
     return jax.lax.with_sharding_constraint(x, sharding)
 
 
-def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str) -> jax.Array:
-    """Run ``plan`` on the global array ``x`` over ``pl.mesh``; the output has layout ``plan.out_layout``."""
-    x = _constrain(x, pl, plan.in_layout)
+def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tuple[int, ...] | None = None,
+            natural_out: bool = True) -> jax.Array:
+    """Run ``plan`` on the global array ``x`` over ``pl.mesh``.
+
+    Args:
+      x: global array; its axes are the plan's logical axes in the order ``in_perm`` (default natural).
+      plan, pl, norm: the plan, where ``x`` lives, the FFT normalization.
+      in_perm, natural_out: as :func:`xfft._layout.lower_plan`.
+
+    Returns:
+      The output, sharded as the lowered program's ``out_layout`` (``plan.out_layout`` in natural order).
+    """
+    program = lower_plan(plan, in_perm, natural_out)
+    x = _constrain(x, pl, program.in_layout)
     # Even without moves the local FFTs go through shard_map: XLA's own partitioning of an FFT may gather.
-    return _sharded(plan, pl.mesh, norm)(x)
+    return _sharded(program, pl.mesh, norm)(x)
 
 
 @lru_cache(maxsize=256)
-def _sharded(plan: Plan, mesh, norm: str):
-    """The jitted shard_map program for ``plan`` (cached: eager calls do not retrace; under jit it inlines)."""
+def _sharded(program: Program, mesh, norm: str):
+    """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines)."""
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
-    body = lambda b: run_local(b, plan, norm, sizes)  # noqa: E731
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=layout_to_spec(plan.in_layout),
-                                 out_specs=layout_to_spec(plan.out_layout), check_vma=False))
+    body = lambda b: run_program(b, program, norm, sizes)  # noqa: E731
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=layout_to_spec(program.in_layout),
+                                 out_specs=layout_to_spec(program.out_layout), check_vma=False))

@@ -385,3 +385,36 @@ def test_kernel_engine_jvp_and_linear_transpose(mesh_shape):
         assert rel_err(lt_jd, lt_nat) < 1e-12
         (lt_jit,) = jax.jit(lambda c, f=f_jd, a=arg: jax.linear_transpose(f, a)(c))(ct)
         assert rel_err(lt_jit, lt_nat) < 1e-12
+
+
+class _NoOrderBackend:
+    """A backend that knows nothing of order= (like jaxdecomp): it delegates to native in natural order."""
+
+    def __init__(self, name: str, strict: bool = False) -> None:
+        from xfft.backends.native import NativeBackend
+
+        self.name, self.strict, self._native = name, strict, NativeBackend()
+
+    def forward(self, x, axes, norm, real):
+        return self._native.forward(x, axes, norm, real)
+
+    def inverse(self, k, axes, norm, real, real_shape):
+        return self._native.inverse(k, axes, norm, real, real_shape)
+
+
+def test_transposed_order_on_backend_without_it_falls_back_once():
+    """order="transposed" on a backend without supports_order: native, one BackendFallbackWarning; strict raises."""
+    m = xfft.make_mesh((2, 4))
+    a = np.random.default_rng(3).standard_normal((16, 16, 16)).astype(np.float32)
+    x = jax.device_put(a, xfft.real_sharding(m, a.shape))
+    b = _NoOrderBackend("no-order-test")
+    with pytest.warns(BackendFallbackWarning, match="order"):
+        k = xfft.xrfft3d(x, backend=b, order="transposed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallbackWarning)
+        np.testing.assert_array_equal(np.asarray(k), np.asarray(xfft.xrfft3d(x, order="transposed")))
+        back = xfft.ixrfft3d(k, s=a.shape, backend=b, order="transposed")
+        xfft.xrfft3d(x, backend=b)  # natural order runs on the backend itself, silently
+    np.testing.assert_allclose(np.asarray(back), a, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="order"):
+        xfft.xfft3d(x, backend=_NoOrderBackend("no-order-strict", strict=True), order="transposed")

@@ -174,3 +174,88 @@ def test_odd_real_length_roundtrip():
     assert rel_err(k, np.fft.rfftn(a)) < 1e-12
     assert rel_err(xfft.ixrfft3d(k, s=(16, 8, 15)), a) < 1e-12
     assert rel_err(xfft.xrfftn(x, axes=(0, 1)), np.fft.rfftn(a, axes=(0, 1))) < 1e-12
+
+
+# Order matrix: every mesh x axis type x kind, on a divisible grid and one no mesh divides evenly everywhere.
+ORDER_GRIDS = [(16, 16, 16), (12, 16, 20)]
+
+
+@pytest.mark.parametrize("grid", ORDER_GRIDS, ids=lambda g: "x".join(map(str, g)))
+@pytest.mark.parametrize("mesh_shape", MESH_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("axis_types", AXIS_TYPES)
+@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
+def test_transposed_order_round_trip_and_matches_natural(grid, mesh_shape, axis_types, real):
+    """order="transposed": the natural spectrum after permuting by spectral_axes, sharded as spectral_sharding
+    predicts; its inverse returns the input (natural real space, the input's sharding)."""
+    m = mesh(mesh_shape, axis_types)
+    s = grid_sharding(m, grid)
+    dtype = np.float32 if real else np.complex64
+    a = random(grid, dtype, seed=21)
+    x = put(a, s)
+    fwd, inv = (xfft.xrfft3d, xfft.ixrfft3d) if real else (xfft.xfft3d, xfft.ixfft3d)
+
+    # A transposed spectrum can fit several real shapes (see the ambiguity test): s= says which.
+
+    @jax.jit
+    def run(x):
+        kt = fwd(x, order="transposed")
+        return fwd(x), kt, inv(kt, s=grid, order="transposed")
+
+    kn, kt, back = run(x)
+    perm = xfft.spectral_axes(grid, s, real=real, order="transposed")
+    assert sorted(perm) == [0, 1, 2]
+    assert xfft.spectral_axes(grid, s, real=real) == (0, 1, 2)
+    assert np.array_equal(np.transpose(np.asarray(kt), np.argsort(perm)), np.asarray(kn))
+    ref = _np_forward(a.astype(np.float64 if real else np.complex128), 3, real)
+    assert rel_err(kn, ref) < tol(np.float32)
+    assert kt.sharding.is_equivalent_to(xfft.spectral_sharding(s, grid, real=real, order="transposed"), 3)
+    assert rel_err(back, a) < tol(np.float32)
+    assert back.dtype == dtype
+    assert back.sharding.is_equivalent_to(x.sharding, 3)
+
+
+@pytest.mark.parametrize("axis_types", AXIS_TYPES)
+def test_transposed_order_ambiguous_shape_needs_s(axis_types):
+    """A (12, 20, 16) transposed spectrum on 8 devices is what (12, 16, 20), (12, 20, 16) and (16, 12, 20) all
+    leave (same shape, same sharding): the inverse asks for s rather than guess."""
+    m = mesh((8,), axis_types)
+    x = put(random((12, 16, 20), np.complex64), grid_sharding(m, (12, 16, 20)))
+    kt = xfft.xfft3d(x, order="transposed")
+    assert kt.shape == (12, 20, 16)
+    with pytest.raises(ValueError, match="pass s="):
+        jax.jit(lambda k: xfft.ixfft3d(k, order="transposed"))(kt)
+    with pytest.raises(ValueError, match="s="):
+        xfft.ixfft3d(kt, s=(12, 16, 21), order="transposed")
+
+
+def test_transposed_order_eager_batched_and_one_device():
+    """Eager calls, a leading batch axis, and a single-device array (where transposed order is natural)."""
+    m = mesh((2, 4), "explicit")
+    a = random((2, 16, 8, 12), np.float64, seed=22)
+    x = put(a, grid_sharding(m, a.shape[1:], batch=1))
+    kt = xfft.xrfftn(x, ndim=3, order="transposed")
+    perm = xfft.spectral_axes(a.shape, x.sharding, real=True, order="transposed")
+    assert perm[0] == 0  # the batch axis stays in front
+    ref = np.fft.rfftn(a, axes=(1, 2, 3))
+    assert rel_err(np.transpose(np.asarray(kt), np.argsort(perm)), ref) < 1e-12
+    assert rel_err(xfft.ixrfftn(kt, s=(16, 8, 12), ndim=3, order="transposed"), a) < 1e-12
+    one = random((8, 6, 10), np.complex128, seed=23)
+    k1 = xfft.xfft3d(one, order="transposed")
+    assert rel_err(k1, np.fft.fftn(one)) < 1e-12
+    assert rel_err(xfft.ixfft3d(k1, order="transposed"), one) < 1e-12
+    # Without s where only one real shape fits: a c2c cube, and a slab r2c cube.
+    c = put(random((16, 16, 16), np.float64, seed=24), grid_sharding(mesh((8,), "auto"), (16, 16, 16)))
+    for fwd, inv in ((xfft.xfft3d, xfft.ixfft3d), (xfft.xrfft3d, xfft.ixrfft3d)):
+        assert rel_err(jax.jit(lambda k, inv=inv: inv(k, order="transposed"))(fwd(c, order="transposed")), c) < 1e-12
+
+
+@pytest.mark.parametrize("bad", ["Natural", "fortran", None, 1])
+def test_bad_order_is_a_value_error_naming_it(bad):
+    m = mesh((8,), "explicit")
+    x = put(np.zeros((8, 8, 8), np.float32), grid_sharding(m, (8, 8, 8)))
+    for call in (lambda: xfft.xrfft3d(x, order=bad), lambda: xfft.ixfft3d(x, order=bad),
+                 lambda: xfft.spectral_sharding(x.sharding, order=bad),
+                 lambda: xfft.spectral_axes((8, 8, 8), x.sharding, order=bad),
+                 lambda: xfft.wavenumbers((8, 8, 8), x.sharding, order=bad)):
+        with pytest.raises(ValueError, match="order"):
+            call()

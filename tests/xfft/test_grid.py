@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import AXIS_TYPES, count_op, grid_sharding, hlo, mesh, put, random
+from helpers import AXIS_TYPES, count_op, grid_sharding, hlo, mesh, put, random, rel_err
 from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
@@ -110,3 +110,31 @@ def test_xroll_pencil_multi_axis_and_hlo():
     # jnp.roll on a sharded axis of an Explicit mesh is what xroll replaces.
     with pytest.raises(Exception, match="slicing on sharded dims"):  # noqa: B017 (ShardingTypeError is private)
         jax.jit(lambda x: jnp.roll(x, 1, 1))(x)
+
+
+@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
+@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
+def test_wavenumbers_and_derivative_in_transposed_order(real, mesh_shape):
+    """wavenumbers(order="transposed") still returns (kx, ky, kz), each along the spectrum axis spectral_axes
+    names and sharded like it, so i kx û of a transposed spectrum is the permuted spectrum of du/dx."""
+    m = mesh(mesh_shape, "explicit")
+    shape = (16, 32, 24)
+    s = grid_sharding(m, shape)
+    a = np.random.default_rng(5).standard_normal(shape)
+    x = put(a, s)
+    fwd = xfft.xrfft3d if real else xfft.xfft3d
+    kt, kn = fwd(x, order="transposed"), fwd(x)
+    perm = xfft.spectral_axes(shape, s, real=real, order="transposed")
+    ks_t = xfft.wavenumbers(shape, s, real=real, dtype=np.float64, order="transposed")
+    ks_n = xfft.wavenumbers(shape, s, real=real, dtype=np.float64)
+    for d in range(3):
+        i = perm.index(d)
+        assert ks_t[d].shape[i] == kt.shape[i] and ks_t[d].size == kt.shape[i]
+        assert ks_t[d].sharding.spec[i] == kt.sharding.spec[i]
+        np.testing.assert_array_equal(np.asarray(ks_t[d]).ravel(), np.asarray(ks_n[d]).ravel())
+        dt = np.transpose(np.asarray(1j * ks_t[d] * kt), np.argsort(perm))
+        assert rel_err(dt, np.asarray(1j * ks_n[d] * kn)) < 1e-14
+    full = xfft.wavenumbers(shape, s, real=real, dtype=np.float64, sparse=False, order="transposed")
+    for k, kf in zip(ks_t, full):
+        assert kf.shape == kt.shape and kf.sharding.is_equivalent_to(kt.sharding, 3)
+        np.testing.assert_array_equal(np.asarray(kf), np.broadcast_to(np.asarray(k), kt.shape))

@@ -16,8 +16,10 @@ Registered backends:
 Backends are imported lazily on first use, so ``import xfft`` never imports jaxdecomp and a bare install works
 without it; :func:`available_backends` lists only those that import. The default backend is ``"native"``; the
 environment variable ``XFFT_BACKEND`` changes it for a process, and :func:`use_backend` for a block of code.
-Every transform also takes ``backend=``, a registered name or a backend object (for example
-``JaxDecompBackend(strict=True)``).
+A backend that implements the ``order="transposed"`` spectral axis order says so with a class attribute
+``supports_order = True`` (and takes ``order=`` in ``forward``/``inverse``); for the others that order runs on
+native (:func:`order_fallback`). Every transform also takes ``backend=``, a registered name or a backend object
+(for example ``JaxDecompBackend(strict=True)``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import contextlib
 import contextvars
 import importlib
 import os
+import warnings
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
@@ -54,6 +57,7 @@ _REGISTRY: dict[str, str | Backend] = {
     "jaxdecomp": "xfft.backends.jaxdecomp:JaxDecompBackend",
 }
 _LOADED: dict[str, Backend] = {}
+_ORDER_WARNED: set[str] = set()
 _CURRENT: contextvars.ContextVar[str | Backend | None] = contextvars.ContextVar("xfft_backend", default=None)
 
 
@@ -152,3 +156,23 @@ def available_backends() -> tuple[str, ...]:
             continue
         out.append(name)
     return tuple(out)
+
+
+def order_fallback(backend: Backend, order: str) -> Backend:
+    """The backend to use for spectral ``order`` when ``backend`` lacks ``supports_order``: native.
+
+    Warns once per backend name with :class:`BackendFallbackWarning`; a backend in strict mode (its ``strict``
+    attribute is true) raises instead.
+
+    Raises:
+      NotImplementedError: ``backend`` is strict.
+    """
+    name = str(getattr(backend, "name", type(backend).__name__))
+    if getattr(backend, "strict", False):
+        raise NotImplementedError(f"backend {name!r} (strict) does not support order={order!r}; use "
+                                  "backend='native', or order='natural'")
+    if name not in _ORDER_WARNED:
+        _ORDER_WARNED.add(name)
+        warnings.warn(f"backend {name!r} does not support order={order!r}: using the native backend for it "
+                      "(same values; this warning is shown once)", BackendFallbackWarning, stacklevel=4)
+    return get_backend("native")
