@@ -1,10 +1,10 @@
 """solvers: pseudo-spectral PDE solvers on sharded JAX arrays, built only on the xfft public API.
 
 Public API: :class:`SpectralGrid`; equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
-``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`ETDRK4`, :class:`IFRK4`, :class:`IMEX`,
-``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate` (the main
-job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :class:`Param` and
-:class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
+``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`LSRK4`, :class:`ETDRK4`, :class:`IFRK4`,
+:class:`IMEX`, ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate`
+(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :class:`Param`
+and :class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
 equation"). Command line: ``python -m solvers``.
 """
 
@@ -29,6 +29,7 @@ from .integrators import ETDRK4 as ETDRK4
 from .integrators import IFRK4 as IFRK4
 from .integrators import IMEX as IMEX
 from .integrators import INTEGRATORS as INTEGRATORS
+from .integrators import LSRK4 as LSRK4
 from .integrators import RK4 as RK4
 from .integrators import CFLStep as CFLStep
 from .integrators import FixedStep as FixedStep
@@ -40,6 +41,7 @@ __all__ = [
     "IFRK4",
     "IMEX",
     "INTEGRATORS",
+    "LSRK4",
     "RK4",
     "SOLVERS",
     "BlowUpError",

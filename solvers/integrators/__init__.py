@@ -9,13 +9,14 @@ from .ifrk4 import IFRK4 as IFRK4
 from .imex import ARS443 as ARS443
 from .imex import IMEX as IMEX
 from .imex import Tableau as Tableau
+from .lsrk4 import LSRK4 as LSRK4
 from .rk4 import RK4 as RK4
 from .split_step import ImaginaryTimeSplitStep as ImaginaryTimeSplitStep
 from .split_step import SplitStep as SplitStep
 
-INTEGRATORS: dict[str, type[Integrator]] = {c.name: c for c in (RK4, ETDRK4, IFRK4, IMEX)}
+INTEGRATORS: dict[str, type[Integrator]] = {c.name: c for c in (RK4, LSRK4, ETDRK4, IFRK4, IMEX)}
 INTEGRATORS.update({c.name: c for c in (SplitStep, ImaginaryTimeSplitStep)})
 
-__all__ = ["ARS443", "CFLStep", "ETDRK4", "FixedStep", "IFRK4", "IMEX", "INTEGRATORS", "Integrator", "RK4",
+__all__ = ["ARS443", "CFLStep", "ETDRK4", "FixedStep", "IFRK4", "IMEX", "INTEGRATORS", "Integrator", "LSRK4", "RK4",
            "Tableau", "phi_functions"]
 __all__ += ["ImaginaryTimeSplitStep", "SplitStep"]

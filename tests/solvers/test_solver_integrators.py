@@ -57,5 +57,26 @@ def test_observed_order_of_convergence(order_problem, name):
         errs.append(np.abs(u - ref).max() / np.abs(ref).max())
     orders = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
     assert errs[-1] < 1e-5
-    # the observed order at the finest pair is the formal order (4 for rk4/etdrk4/ifrk4, 3 for imex)
+    # the observed order at the finest pair is the formal order (4 for rk4/lsrk4/etdrk4/ifrk4, 3 for imex)
     assert integ.order - 0.25 < orders[-1] < integ.order + 0.6, (name, errs, orders)
+
+
+def test_lsrk4_stability_polynomial_and_radius():
+    """LSRK4 applied to y' = z y: R(z) agrees with exp(z) through z^4 (order 4) and its z^5 coefficient is
+    Carpenter & Kennedy's 1/200; |R(-x)| <= 1 exactly up to the advertised radius on the negative real axis."""
+    from solvers.integrators import LSRK4
+    from solvers.integrators.lsrk4 import A, B
+
+    def r(z):
+        u, du = np.ones_like(z), np.zeros_like(z)
+        for a, b in zip(A, B):
+            du = a * du + z * u
+            u = u + b * du
+        return u
+
+    coeffs = np.polynomial.polynomial.polyfit(np.linspace(-1, 1, 41), r(np.linspace(-1, 1, 41)), 5)
+    np.testing.assert_allclose(coeffs, [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 200], rtol=1e-9, atol=1e-12)
+    x = np.linspace(0, 5, 500001)
+    radius = x[np.argmax(np.abs(r(-x)) > 1 + 1e-12)]
+    assert radius == pytest.approx(4.6567, abs=1e-4)
+    assert LSRK4.linear_stability_radius <= radius < LSRK4.linear_stability_radius + 0.01
