@@ -9,7 +9,9 @@ Planning rule (forward): transform every axis that is local; then, for each shar
 first), move its mesh axes onto another transform axis with one all-to-all and transform it. The target is
 chosen to keep the output evenly divisible (JAX arrays cannot be sharded unevenly); when no target divides,
 the data is padded for the move and moved back after the transform (one extra all-to-all). Slab inputs need
-1 all-to-all and pencil inputs 2.
+1 all-to-all and pencil inputs 2. When the transformed axes cannot hold the mesh axes (all of them sharded, or a
+sharded half axis whose mesh axes no other transformed axis takes evenly), the mesh axes move onto
+non-transformed (batch) axes for the transforms and back afterwards (:func:`_plan_batch`), as MPI FFT libraries do.
 
 A plan speaks of array axes by their *logical* (natural) index. :func:`lower_plan` turns it into a *program*
 over physical axes: XLA's FFT op only transforms the minor-most axes, so each run of local transforms becomes one
@@ -174,10 +176,34 @@ def _stack(existing: tuple[str, ...], group: tuple[str, ...], sizes: dict[str, i
     return big + group + tuple(a for a in existing if sizes[a] == 1)
 
 
+class _NeedsBatch(ValueError):
+    """The transformed axes cannot hold the mesh axes: plan through the batch axes (:func:`_plan_batch`)."""
+
+
 @lru_cache(maxsize=512)
 def plan_forward(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
                  real: bool) -> Plan:
-    """Plan a forward transform over ``axes`` (the last one is the half-spectrum axis if ``real``)."""
+    """Plan a forward transform over ``axes`` (the last one is the half-spectrum axis if ``real``).
+
+    When the transformed axes cannot hold the mesh axes (every transformed axis is sharded, or the half axis of
+    a real transform is sharded and no other transformed axis takes its mesh axes evenly), the mesh axes of each
+    sharded transformed axis move onto a non-transformed (batch) axis for the local transforms and move back
+    afterwards, like MPI FFT libraries do (:func:`_plan_batch`; 2 all-to-alls per sharded transformed axis).
+
+    Raises:
+      ValueError: the layout does not split ``shape`` evenly, or no plan exists (see :func:`_plan_batch`).
+    """
+    try:
+        return _plan_direct(shape, layout, axes, mesh_sizes, real)
+    except _NeedsBatch as e:
+        why = str(e)
+    return _plan_batch(shape, layout, axes, mesh_sizes, real, why)
+
+
+@lru_cache(maxsize=512)
+def _plan_direct(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
+                 real: bool) -> Plan:
+    """Plan with the moves between transformed axes only; raises :class:`_NeedsBatch` where they cannot."""
     sizes = dict(mesh_sizes)
     _check_even(shape, layout, sizes)
     state = [tuple(g) for g in layout]
@@ -217,7 +243,7 @@ def plan_forward(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], 
 
     n_sharded = sum(eff(d) > 1 for d in axes)
     if n_sharded and n_sharded >= len(axes):
-        raise ValueError(
+        raise _NeedsBatch(
             f"layout {layout_to_spec(layout)} shards all {len(axes)} transformed axes {axes}; a distributed "
             "transform needs at least one of them unsharded (shard at most ndim-1 transformed axes, or put "
             "several mesh axes on one array axis, e.g. P(('x', 'y')))"
@@ -228,7 +254,7 @@ def plan_forward(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], 
         if eff(r) > 1:
             t = choose_target(r, eff(r), allow_pad=False)
             if t is None:
-                raise ValueError(
+                raise _NeedsBatch(
                     f"the real-to-complex axis {r} is sharded over {eff(r)} devices and no other transformed "
                     f"axis of shape {tuple(shape)} can take that sharding evenly"
                 )
@@ -255,6 +281,123 @@ def plan_forward(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], 
             state[d] = _stack(state[d], g, sizes)
             steps.append(Move(g, t, d, local_len(t), dst_len))
     return Plan(tuple(layout), tuple(steps), tuple(state), tuple(shp))
+
+
+def _plan_batch(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
+                real: bool, why: str) -> Plan:
+    """Plan through the batch axes: the mesh axes of every sharded transformed axis move onto a batch axis.
+
+    Each sharded transformed axis (the half axis first) sends its mesh axes to the non-transformed axis whose
+    local length they divide (else the longest, padded in transit), one all-to-all each; all transforms are then
+    local; the mesh axes move back in reverse order. Output layout: the input layout (c2c always; r2c when the
+    half axis's ``n // 2 + 1`` coefficients still divide evenly); otherwise the half axis's mesh axes go to another
+    transformed axis that they divide, or stay on their batch axis if it divides evenly (one all-to-all less).
+
+    Raises:
+      ValueError: every axis is transformed (no batch axis), or the half axis's mesh axes have no even place.
+    """
+    sizes = dict(mesh_sizes)
+    ndim = len(shape)
+    spec = layout_to_spec(layout)
+    batch = [b for b in range(ndim) if b not in axes]
+    if not batch and real and _size(tuple(a for a in layout[axes[-1]] if sizes[a] > 1), sizes) > 1:
+        return _plan_half_first(shape, layout, axes, mesh_sizes, why)
+    if not batch:
+        raise ValueError(
+            f"{why}; nor can they move to a non-transformed axis: all {ndim} axes of shape {tuple(shape)} "
+            f"(layout {spec}) are transformed. Leave one transformed axis unsharded, or add a batch axis"
+        )
+    state = [tuple(g) for g in layout]
+    shp = list(shape)
+    loc = [shape[d] // _size(state[d], sizes) for d in range(ndim)]  # local lengths (padded on batch axes)
+    steps: list[Step] = []
+
+    def movable(d: int) -> tuple[str, ...]:
+        return tuple(a for a in state[d] if sizes[a] > 1)
+
+    sharded = [d for d in axes if movable(d)]
+    if real and axes[-1] in sharded:
+        # Half axis first: its mesh axes are then the major ones on their batch axis and can stay there.
+        sharded = [axes[-1]] + [d for d in sharded if d != axes[-1]]
+    moved = []
+    for d in sharded:
+        g = movable(d)
+        p = _size(g, sizes)
+        b = min(batch, key=lambda b: (loc[b] % p != 0, -loc[b], b))
+        pre = loc[b]
+        state[d] = tuple(a for a in state[d] if a not in g)
+        state[b] = _stack(state[b], g, sizes)
+        loc[b] = -(-pre // p)
+        loc[d] *= p
+        steps.append(Move(g, d, b, loc[d], pre))
+        moved.append((g, d, b, pre))
+    rest = axes
+    if real:
+        r = axes[-1]
+        steps.append(Rfft(r, shp[r]))
+        shp[r] = loc[r] = shp[r] // 2 + 1
+        rest = tuple(d for d in axes if d != r)
+    if rest:
+        steps.append(Fft(tuple(rest)))
+    for g, d, b, pre in reversed(moved):
+        p = _size(g, sizes)
+        t: int | None = d
+        if loc[d] % p:  # only the half axis can turn uneven
+            even = [t for t in axes if t != d and loc[t] % p == 0]
+            if even:
+                t = min(even, key=lambda t: (abs(t - d), t))
+            elif pre % p == 0:
+                t = None  # stays on its batch axis, evenly
+            else:
+                raise ValueError(
+                    f"{why}. Moving mesh axes {g} onto batch axis {b} does not help: after the transform the half "
+                    f"axis {d} has {shp[d]} coefficients, which {p} devices do not divide, and no other axis of "
+                    f"shape {tuple(shape)} (layout {spec}) takes them evenly; shard another axis, or pick sizes "
+                    f"that {p} divides"
+                )
+        if t is None:
+            continue
+        dst = loc[t]
+        state[b] = tuple(a for a in state[b] if a not in g)
+        state[t] = _stack(state[t], g, sizes)
+        loc[b] = pre
+        loc[t] = dst // p
+        steps.append(Move(g, b, t, pre, dst))
+    return Plan(tuple(layout), tuple(steps), tuple(state), tuple(shp))
+
+
+def _plan_half_first(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
+                     why: str) -> Plan:
+    """r2c with every axis transformed and the half axis sharded: lend its mesh axes to another transformed axis.
+
+    The half axis's mesh axes move (padded in transit) onto the transformed axis they divide best, the half axis
+    is transformed, and they move back when its ``n // 2 + 1`` coefficients divide evenly (2 all-to-alls); the
+    other axes are then planned as a c2c transform (:func:`plan_forward`).
+
+    Raises:
+      ValueError: the coefficients do not divide evenly (no even output layout without a batch axis).
+    """
+    sizes = dict(mesh_sizes)
+    r = axes[-1]
+    g = tuple(a for a in layout[r] if sizes[a] > 1)
+    p = _size(g, sizes)
+    state = [tuple(gr) for gr in layout]
+    loc = [shape[d] // _size(state[d], sizes) for d in range(len(shape))]
+    m = shape[r] // 2 + 1
+    if m % p:
+        raise ValueError(
+            f"{why}; every axis of shape {tuple(shape)} (layout {layout_to_spec(layout)}) is transformed, and the "
+            f"half axis {r} has {m} coefficients, which {p} devices do not divide: shard another axis, or add a "
+            "batch axis"
+        )
+    t = min((d for d in axes if d != r), key=lambda d: (loc[d] % p != 0, -loc[d], d))
+    pre = loc[t]
+    full = loc[r] * p
+    steps: list[Step] = [Move(g, r, t, full, pre), Rfft(r, shape[r]), Move(g, t, r, pre, m)]
+    shp = list(shape)
+    shp[r] = m
+    rest = plan_forward(tuple(shp), layout, axes[:-1], mesh_sizes, False)
+    return Plan(tuple(layout), tuple(steps) + rest.steps, rest.out_layout, rest.out_shape)
 
 
 def canonical_layout(shape: tuple[int, ...], axes: tuple[int, ...], mesh_sizes: MeshSizes) -> Layout:
@@ -301,15 +444,32 @@ def plan_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, .
     sizes = dict(mesh_sizes)
     names = tuple(a for d in axes for a in spec_layout[d] if sizes[a] > 1)
     fixed = [tuple(a for a in g if sizes[a] == 1) if d in axes else g for d, g in enumerate(spec_layout)]
+    best = _search_inverse(shape, spec_layout, axes, mesh_sizes, real, names, fixed, range(len(shape)), False)
+    if best is None:
+        # Plans through the batch axes (:func:`_plan_batch`): their real layouts may shard any axis.
+        names = tuple(a for g in spec_layout for a in g if sizes[a] > 1)
+        fixed = [tuple(a for a in g if sizes[a] == 1) for g in spec_layout]
+        best = _search_inverse(shape, spec_layout, axes, mesh_sizes, real, names, fixed, range(len(shape)), True)
+    return None if best is None else best[1].inverted()
+
+
+def _search_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
+                    real: bool, names: tuple[str, ...], fixed: list, dims, batch: bool) -> tuple | None:
+    """The best ``(key, forward plan)`` among real layouts putting ``names`` on ``axes`` (``dims`` if ``batch``).
+
+    Without ``batch`` only the direct planner (:func:`_plan_direct`) is tried, so that plans found before the
+    batch-axis planner existed stay the same.
+    """
+    sizes = dict(mesh_sizes)
     best = None
     for perm in itertools.permutations(names):
-        for assign in itertools.product(axes, repeat=len(names)):
+        for assign in itertools.product(tuple(dims) if batch else axes, repeat=len(names)):
             cand = [list(g) for g in fixed]
             for a, d in zip(perm, assign):
                 cand[d].append(a)
             layout = tuple(tuple(g) for g in cand)
             try:
-                fwd = plan_forward(shape, layout, axes, mesh_sizes, real)
+                fwd = (plan_forward if batch else _plan_direct)(shape, layout, axes, mesh_sizes, real)
             except ValueError:
                 continue
             if fwd.out_layout != tuple(spec_layout):
@@ -320,7 +480,7 @@ def plan_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int, .
             key = (-n_sharded, fwd.num_all_to_all, [[-len(g)] for g in layout], perm)
             if best is None or key < best[0]:
                 best = (key, fwd)
-    return None if best is None else best[1].inverted()
+    return best
 
 
 def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move]:

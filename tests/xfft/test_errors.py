@@ -54,8 +54,17 @@ def test_inconsistent_s():
 def test_too_many_sharded_axes():
     m = mesh((2, 4), "explicit")
     x = put(np.ones((8, 8), np.complex64), NamedSharding(m, PartitionSpec("x", "y")))
-    with pytest.raises(ValueError, match="at least one of them unsharded"):
+    with pytest.raises(ValueError, match="at least one of them unsharded.*all 2 axes .* are transformed"):
         xfft.xfftn(x, ndim=2)
+
+
+def test_half_axis_with_no_even_place():
+    # r2c along a sharded axis of 28 (15 coefficients) on 4 devices: no other axis (14, 23) divides by 4, so the
+    # mesh axis can neither stay on the half axis nor land evenly on a batch or transformed axis.
+    m = mesh((4,), "explicit")
+    x = put(np.ones((28, 14, 23), np.float32), NamedSharding(m, PartitionSpec("x")))
+    with pytest.raises(ValueError, match="half axis 0 has 15 coefficients, which 4 devices do not divide"):
+        xfft.xrfftn(x, axes=(2, 0))
 
 
 def test_mesh_with_more_devices_than_planes():
