@@ -123,6 +123,8 @@ def test_axis_matrix(name, ndim):
     ("pencil", (14, 14, 23), ("x", "y"), (0, 1), False, 4),  # both transformed axes sharded: 2 there, 2 back
     ("pencil", (14, 46, 23), ("x", "y"), (1,), True, 2),
     ("slab4", (28, 23, 28), ("x",), (0,), True, 1),  # 15 coefficients: x stays on the batch axis of 28
+    ("pencil", (14, 14), ("x", "y"), (0, 1), True, 4),  # no batch axis: the half axis lends x to axis 1 and back
+    ("pencil", (14, 14, 23, 14), ("x", "y"), (1, 0), False, 4),
 ])
 def test_batch_plan_hlo(name, shape, spec, axes, real, n_a2a):
     m = xfft.make_mesh(MESHES[name][0], devices=jax.devices()[:MESHES[name][1]])
@@ -138,3 +140,21 @@ def test_batch_plan_hlo(name, shape, spec, axes, real, n_a2a):
     text = hlo(g, k)
     assert count_op(text, "all-gather") == 0
     assert count_op(text, "all-to-all") <= n_a2a
+
+
+def test_dct_along_the_slab_axis():
+    """Real-to-real transforms take the same batch-axis plans (2 all-to-alls), against scipy."""
+    import scipy.fft
+
+    m = xfft.make_mesh((2,), devices=jax.devices()[:2])
+    sharding = NamedSharding(m, PartitionSpec("x"))
+    a = random((14, 23), np.float64)
+    x = jax.device_put(a, sharding)
+    k = xfft.xdctn(x, type=2, axes=(0,))
+    assert rel_err(k, scipy.fft.dctn(a, type=2, axes=(0,))) < 1e-12
+    back = xfft.ixdctn(k, type=2, axes=(0,))
+    assert rel_err(back, a) < 1e-12
+    assert _full(back.sharding.spec, 2) == ("x", None)
+    text = hlo(lambda v: xfft.xdctn(v, type=2, axes=(0,)), x)
+    assert count_op(text, "all-gather") == 0
+    assert count_op(text, "all-to-all") == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 from helpers import mesh, put
@@ -61,7 +62,7 @@ def test_too_many_sharded_axes():
 def test_half_axis_with_no_even_place():
     # r2c along a sharded axis of 28 (15 coefficients) on 4 devices: no other axis (14, 23) divides by 4, so the
     # mesh axis can neither stay on the half axis nor land evenly on a batch or transformed axis.
-    m = mesh((4,), "explicit")
+    m = xfft.make_mesh((4,), devices=jax.devices()[:4])
     x = put(np.ones((28, 14, 23), np.float32), NamedSharding(m, PartitionSpec("x")))
     with pytest.raises(ValueError, match="half axis 0 has 15 coefficients, which 4 devices do not divide"):
         xfft.xrfftn(x, axes=(2, 0))
