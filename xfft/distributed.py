@@ -577,6 +577,17 @@ def assert_same(value: Any, what: str, timeout_s: float = 60.0) -> None:
         raise RuntimeError(f"not every process finished the check of {what} (call {seq}) within {timeout_s:g} s "
                            f"({e})") from None
     if len(set(values.values())) > 1:
+        # The coordination service lives in process 0: if it raised (and exited) as soon as its own barrier
+        # returned, the others' barrier replies could be lost ("Socket closed") and they would report that instead
+        # of this error. So every other process acknowledges first, and process 0 waits for the acknowledgements.
+        if me == 0:
+            for p in range(1, n):
+                try:
+                    client.blocking_key_value_get(f"{key}/ack/{p}", 10_000)
+                except Exception:  # a process that died meanwhile: report the disagreement anyway
+                    break
+        else:
+            client.key_value_set(f"{key}/ack/{me}", "1")
         groups: dict[str, list[int]] = {}
         for p, v in values.items():
             groups.setdefault(v, []).append(p)
