@@ -145,7 +145,7 @@ def spectral_axes(shape: Sequence[int], sharding: NamedSharding, *, real: bool =
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
     if not isinstance(ndim, int) or not 1 <= ndim <= len(shape):
         raise ValueError(f"ndim must be between 1 and len(shape)={len(shape)}, got {ndim!r}")
-    return _spectral_program(sharding, shape, real, ndim, order).out_perm
+    return _spectral_program(_check_sharding(sharding, "sharding"), shape, real, ndim, order).out_perm
 
 
 def _check_sharding(sharding, name: str) -> NamedSharding:

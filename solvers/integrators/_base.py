@@ -7,8 +7,9 @@ from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .._tree import State
+from .._tree import State, tree_add
 from ..equations._base import Equation
 
 Coefficients = Any
@@ -59,6 +60,16 @@ class Integrator(abc.ABC):
             return jax.block_until_ready(loop(state, t0, dt, c, int(steps)))
 
     _jitted = None
+
+    def stage_rhs(self, lin: State, y: State, t: jax.Array) -> State:
+        """``L y + N(y, t)`` for one stage of an explicit scheme (a real ``L`` scales without a complex copy)."""
+        return tree_add(apply_linear_lean(lin, y), self.equation.nonlinear(y, t))
+
+    @staticmethod
+    def stage_table(state: State, *rows) -> jax.Array:
+        """Per-stage coefficients ``rows`` as one array of the state's real dtype (indexed inside a stage loop)."""
+        real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
+        return jnp.asarray(np.array(rows), real)
 
     def stable_dt(self) -> float:
         """Largest dt the linear part allows (inf for schemes that treat it exactly)."""

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from .._tree import State, tree_add
-from ._base import Integrator, apply_linear_lean
+from .._tree import State
+from ._base import Integrator
 
 # Carpenter & Kennedy (1994), "Fourth-order 2N-storage Runge-Kutta schemes", NASA TM-109112, solution 3:
 # du <- A_i du + dt F(u, t + C_i dt);  u <- u + B_i du   (i = 1..5, A_1 = 0).
@@ -48,13 +47,12 @@ class LSRK4(Integrator):
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         eq = self.equation
         lin = eq.linear()
-        real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
-        table = jnp.asarray(np.array([A, B, C]), real)
+        table = self.stage_table(state, A, B, C)
 
         def stage(i, regs):
             u, du = regs
             a, b, c = table[0, i], table[1, i], table[2, i]
-            f = tree_add(apply_linear_lean(lin, u), eq.nonlinear(u, t + c * dt))
+            f = self.stage_rhs(lin, u, t + c * dt)
             du = jax.tree.map(lambda d, y: (a * d + dt * y).astype(d.dtype), du, f)
             u = jax.tree.map(lambda x, d: (x + b * d).astype(x.dtype), u, du)
             return u, du

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 
-from .._tree import State, tree_add
-from ._base import Integrator, apply_linear_lean
+from .._tree import State
+from ._base import Integrator
 
 #: stage times c_i, the weights b_i of the final sum, and the next stage's offset a_{i+1} (Butcher: diagonal)
 _C, _W, _NEXT = (0.0, 0.5, 0.5, 1.0), (1 / 6, 1 / 3, 1 / 3, 1 / 6), (0.5, 0.5, 1.0, 0.0)
@@ -30,13 +28,12 @@ class RK4(Integrator):
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         eq = self.equation
         lin = eq.linear()
-        real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
-        table = jnp.asarray(np.array([_C, _W, _NEXT]), real)
+        table = self.stage_table(state, _C, _W, _NEXT)
 
         def stage(i, regs):
             y, acc = regs
             c, w, nxt = table[0, i], table[1, i], table[2, i]
-            k = tree_add(apply_linear_lean(lin, y), eq.nonlinear(y, t + c * dt))
+            k = self.stage_rhs(lin, y, t + c * dt)
             acc = jax.tree.map(lambda a, x: a + (w * dt) * x, acc, k)
             y = jax.tree.map(lambda u, x: u + (nxt * dt) * x, state, k)
             return y, acc
