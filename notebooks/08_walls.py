@@ -155,7 +155,7 @@ assert abs(history[-1][1]["energy"] / history[-2][1]["energy"] - 1) < 1e-6
 
 # %%
 T = np.asarray(jax.jit(eq.temperature)(state))
-zc, xc = (np.asarray(c) for c in eq.walls.coordinates())
+zc, xc = (np.asarray(c) for c in eq.grid.coordinates())
 fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [2.2, 1]})
 im = ax0.contourf(xc, zc, T, levels=24, cmap="RdBu_r")
 fig.colorbar(im, ax=ax0, label="T")

@@ -1,6 +1,7 @@
 """solvers: pseudo-spectral PDE solvers on sharded JAX arrays, built only on the xfft public API.
 
-Public API: :class:`SpectralGrid`; equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
+Public API: :class:`Grid` (a tensor product of :mod:`solvers.bases` on a mesh) and :class:`SpectralGrid` (the
+periodic box); equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
 ``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`LSRK4`, :class:`ETDRK4`, :class:`IFRK4`,
 :class:`IMEX`, ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate`
 (the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :class:`Param`
@@ -8,16 +9,18 @@ and :class:`InitialCondition` (declared parameters of equations and initial cond
 equation"). Command line: ``python -m solvers``.
 """
 
+from . import bases as bases
 from . import diagnostics as diagnostics
 from . import initial_conditions as initial_conditions
 from ._config import ConfigError as ConfigError
 from ._config import RunConfig as RunConfig
-from ._grid import SpectralGrid as SpectralGrid
+from ._grid import Grid as Grid
 from ._params import InitialCondition as InitialCondition
 from ._params import Param as Param
 from ._run import BlowUpError as BlowUpError
 from ._run import Output as Output
 from ._run import simulate as simulate
+from ._spectral_grid import SpectralGrid as SpectralGrid
 from .equations import EQUATIONS as EQUATIONS
 from .equations import SOLVERS as SOLVERS
 from .equations import Equation as Equation
@@ -49,6 +52,7 @@ __all__ = [
     "ConfigError",
     "Equation",
     "FixedStep",
+    "Grid",
     "InitialCondition",
     "Integrator",
     "NavierStokes",
@@ -59,6 +63,7 @@ __all__ = [
     "RayleighBenard",
     "RunConfig",
     "SpectralGrid",
+    "bases",
     "diagnostics",
     "initial_conditions",
     "simulate",

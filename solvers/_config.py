@@ -4,6 +4,7 @@ checks every input before any compute (:func:`resolve`)."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import numbers
 import os
@@ -168,14 +169,19 @@ def resolve(cfg: RunConfig) -> Resolved:
     if ic not in cls.initial_conditions:
         raise ConfigError(f"--ic: unknown initial condition {ic!r} for {label}; available: "
                           f"{', '.join(cls.initial_conditions)}")
-    integrator = cfg.integrator if cfg.integrator is not None else cls.default_integrator
+    eq_params, ic_params = _split_params(cls, ic, dict(cfg.params or {}))
+    params = {**eq_params, **ic_params}
+    integrator = cfg.integrator if cfg.integrator is not None else _default_integrator(cls, params)
     if integrator not in INTEGRATORS:
         raise ConfigError(f"--integrator: unknown integrator {integrator!r}; available: {', '.join(INTEGRATORS)}")
-    eq_params, ic_params = _split_params(cls, ic, dict(cfg.params or {}))
     shape = _per_axis(cfg.n, cls.ndims, "--n", label)
-    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 4 and n % 2 == 0 for n in shape):
-        raise ConfigError(f"--n: grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
-    box_given = cfg.box_length if cfg.box_length is not None else cls.default_box_length(len(shape))
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in shape):
+        raise ConfigError(f"--n: grid sizes must be integers, got {' '.join(map(str, shape))}")
+    try:
+        cls.check_shape(tuple(int(n) for n in shape), eq_params)
+    except ValueError as e:
+        raise ConfigError(f"--n: {e}") from None
+    box_given = cfg.box_length if cfg.box_length is not None else _default_box(cls, len(shape), params)
     box = _per_axis(box_given, (len(shape),), "--box-length", label)
     if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
         raise ConfigError(f"--box-length: box sides must be positive numbers, got {' '.join(map(str, box))}")
@@ -183,6 +189,22 @@ def resolve(cfg: RunConfig) -> Resolved:
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
     return Resolved(cls, name, ic, integrator, tuple(int(n) for n in shape), tuple(float(v) for v in box),
                     eq_params, ic_params, out)
+
+
+def _default_integrator(cls: type, params: dict) -> str:
+    hook = getattr(cls, "default_integrator_for", None)
+    return hook(params) if hook is not None else cls.default_integrator
+
+
+def _default_box(cls: type, ndim: int, params: dict) -> tuple[float, ...]:
+    """The equation's default box; ``default_box_length(ndim)`` of equations written before it took the run's
+    parameters still works."""
+    fn = cls.default_box_length
+    try:
+        takes_params = len(inspect.signature(fn).parameters) >= 2
+    except (TypeError, ValueError):
+        takes_params = False
+    return fn(ndim, params) if takes_params else fn(ndim)
 
 
 def _check_run(cfg: RunConfig) -> None:

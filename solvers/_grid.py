@@ -1,7 +1,16 @@
-"""SpectralGrid: a periodic box on a device mesh, its r2c transforms, wavenumbers and spectral operators."""
+"""Grid: a tensor product of one-dimensional bases on a device mesh, with its shardings, transforms and means.
+
+Every equation works on a grid: the periodic box (:class:`~solvers.SpectralGrid`, Fourier bases), walls with
+sine/cosine series, a Chebyshev wall-normal axis, complex fields (Schroedinger). The grid owns what used to be
+copied between them: the real and spectral shardings (from :mod:`xfft`'s planner), coordinates, one planned
+transform per field group (all axes in one :func:`xfft.xr2rn`/:func:`xfft.xrfftn` call), dealiasing (2/3
+truncation or products on the 3/2-padded grid, every axis), Parseval and quadrature means, derivatives and the
+geometry that outputs describe.
+"""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -12,46 +21,64 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 import xfft
 
-DEALIAS = ("2/3", "3/2", "none")
+from .bases import DEALIAS, Basis, Chebyshev, Cosine, Fourier, RealFourier, Sine
+from .bases._base import along
+
+__all__ = ["DEALIAS", "Grid", "safe_inverse"]
+
+_FFT_KINDS = ("fft", "rfft")
+#: sign of the ``order``-th derivative (by ``order % 4``): cos -> -sin -> -cos -> sin, sin -> cos -> -sin -> -cos
+_COSINE_SIGNS = (1.0, -1.0, -1.0, 1.0)
+_SINE_SIGNS = (1.0, 1.0, -1.0, -1.0)
 
 
-def _as_shape(shape: int | Sequence[int], ndim: int) -> tuple[int, ...]:
-    out = (int(shape),) * ndim if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
-    if len(out) == 1:
-        out = out * ndim
-    if len(out) not in (2, 3) or any(n < 4 or n % 2 for n in out):
-        raise ValueError(f"grid shape must have 2 or 3 even entries >= 4, got {shape!r}")
-    return out
+class Grid:
+    """A tensor product of :class:`~solvers.bases.Basis` objects (one per array axis) on a device mesh.
 
-
-class SpectralGrid:
-    """A periodic box of ``shape`` points on ``mesh`` with real-to-complex spectral operators.
-
-    Spectral fields use ``norm="forward"``: ``f_hat`` holds the Fourier coefficients themselves, so padding or
-    truncating a spectrum does not rescale it. Every transform goes through :mod:`xfft` with ``backend``.
+    Fields in physical space are arrays of :attr:`shape` (leading batch axes allowed) on
+    :meth:`real_sharding`; their coefficients are arrays of :attr:`spectral_shape` on :meth:`spectral_sharding`,
+    the layout :mod:`xfft` leaves after one planned transform of all axes (slab ``P('x', None, None)`` ->
+    ``P(None, 'x', None)``). Physical fields are real unless ``complex_fields`` (then every periodic axis must be
+    :class:`~solvers.bases.Fourier`). An axis whose coefficients couple (sine index shift, Chebyshev recurrences
+    and implicit solves) must be unsharded in spectral space: the wall-normal axis is array axis 0, which the
+    planner leaves unsharded.
 
     Args:
-      shape: points per axis (one int for a cube, or 2 or 3 even ints; any box: ``(256, 128, 64)``).
-      mesh: a ``jax.sharding.Mesh`` from :func:`xfft.make_mesh` (explicit axes), or None for one device.
-      box_length: side length(s) of the box (default ``2 pi``; one per axis for any box: ``(4 pi, 2 pi, 2 pi)``).
-      dtype: real dtype of the fields (``float32``, or ``float64`` with ``jax_enable_x64`` on).
-      dealias: ``"2/3"`` (truncation rule), ``"3/2"`` (products on a zero-padded grid) or ``"none"``.
-      backend: xfft backend name passed to every transform (None: ``xfft.default_backend()``).
-
-    Shardings: real fields ``real_sharding(batch)`` (slab ``P('x', None, None)``, pencil ``P('x', 'y', None)``
-    after ``batch`` leading ``None``), spectra ``spectral_sharding(batch)`` (slab ``P(None, 'x', None)``).
+      bases: one basis per axis (1 to 3 axes). At most one :class:`~solvers.bases.RealFourier`, on the last axis.
+      mesh: a mesh from :func:`xfft.make_mesh` (Explicit or Auto axes), or None for one device.
+      dtype: real dtype of physical fields (``float32``, or ``float64`` with JAX's 64-bit mode on).
+      dealias: ``"2/3"``, ``"3/2"`` (products on the padded grid) or ``"none"``.
+      backend: xfft backend name for the Fourier-only transforms (None: ``xfft.default_backend()``).
+      complex_fields: physical fields are complex (a wavefunction), spectra hold every wavenumber.
+      axis_names: the coordinate name of each axis in outputs (default ``x, y, z``; walls in axis 0 of a
+        convection cell: ``("z", "x", "y")``).
 
     Raises:
-      ValueError: bad shape, box, dealias rule, float64 without 64-bit mode, or a mesh that cannot hold the grid
-        (or its padded grid).
-      TypeError: a dtype that is not a real floating dtype.
+      TypeError: a basis that is not a :class:`~solvers.bases.Basis`, a non-floating dtype.
+      ValueError: bad dealias rule, float64 without 64-bit mode, a misplaced ``RealFourier``, a mesh that cannot
+        hold the grid, or a spectral layout that shards an axis whose coefficients couple.
     """
 
-    def __init__(self, shape: int | Sequence[int], mesh: Mesh | None = None, *, ndim: int = 3,
-                 box_length: float | Sequence[float] = 2 * np.pi, dtype=jnp.float32,
-                 dealias: str = "2/3", backend: str | None = None):
-        self.shape = _as_shape(shape, ndim)
-        self.ndim = len(self.shape)
+    def __init__(self, bases: Sequence[Basis], mesh: Mesh | None = None, *, dtype=jnp.float32,
+                 dealias: str = "2/3", backend: str | None = None, complex_fields: bool = False,
+                 axis_names: Sequence[str] | None = None):
+        self.bases = tuple(bases)
+        if not all(isinstance(b, Basis) for b in self.bases):
+            raise TypeError(f"bases must be solvers.bases.Basis instances, got {bases!r}")
+        if len(self.bases) not in (1, 2, 3):
+            raise ValueError(f"a grid has 1, 2 or 3 axes, got {len(self.bases)} bases")
+        real_axes = [d for d, b in enumerate(self.bases) if isinstance(b, RealFourier)]
+        if real_axes and (real_axes != [len(self.bases) - 1] or complex_fields):
+            raise ValueError("RealFourier (a half spectrum) may only be the last axis, and only for real fields; "
+                             f"got bases {self.bases}{' with complex_fields' if complex_fields else ''}")
+        if complex_fields and any(not isinstance(b, Fourier) for b in self.bases):
+            raise ValueError(f"complex fields need Fourier bases on every axis, got {self.bases}")
+        self.ndim = len(self.bases)
+        self.axis_names = tuple(axis_names) if axis_names is not None else ("x", "y", "z")[: self.ndim]
+        if len(self.axis_names) != self.ndim or len(set(self.axis_names)) != self.ndim:
+            raise ValueError(f"axis_names must name each of the {self.ndim} axes once, got {axis_names!r}")
+        self.shape = tuple(b.n for b in self.bases)
+        self.spectral_shape = tuple(b.size for b in self.bases)
         self.dtype = jnp.dtype(dtype)
         if not jnp.issubdtype(self.dtype, jnp.floating):
             raise TypeError(f"dtype must be a real floating dtype, got {self.dtype}")
@@ -64,212 +91,205 @@ class SpectralGrid:
             raise ValueError(f"dealias must be one of {DEALIAS}, got {dealias!r}")
         self.dealias_rule = dealias
         self.backend = backend
-        lengths = (box_length,) * self.ndim if np.ndim(box_length) == 0 else tuple(box_length)
-        if len(lengths) == 1:
-            lengths = lengths * self.ndim
-        if len(lengths) != self.ndim or any(not (math.isfinite(float(v)) and float(v) > 0) for v in lengths):
-            raise ValueError(f"box_length must be positive (one value or one per axis), got {box_length!r}")
-        self.box_length = tuple(float(v) for v in lengths)
+        self.complex_fields = bool(complex_fields)
+        self.kinds = tuple(b.kind for b in self.bases)
+        self.box_length = tuple(b.length for b in self.bases)
         self.mesh = mesh if mesh is not None else xfft.make_mesh((1,), devices=jax.devices()[:1])
         self.explicit = all(t == AxisType.Explicit for t in self.mesh.axis_types)
-        self.spectral_shape = self.shape[:-1] + (self.shape[-1] // 2 + 1,)
-        self.padded_shape = tuple(3 * n // 2 for n in self.shape) if dealias == "3/2" else self.shape
-        self._real = xfft.real_sharding(self.mesh, self.shape, ndim=self.ndim)
-        self._spec = xfft.spectral_sharding(self._real, self.shape, real=True, ndim=self.ndim)
-        self._real_pad = xfft.real_sharding(self.mesh, self.padded_shape, ndim=self.ndim)
-        xfft.spectral_sharding(self._real_pad, self.padded_shape, real=True, ndim=self.ndim)
+        self._real, self._spec = _layouts(self.mesh, self.shape, self.kinds)
+        spec = tuple(self._spec.spec) + (None,) * self.ndim
+        for d, b in enumerate(self.bases):
+            if b.whole_axis and spec[d] is not None:
+                raise ValueError(f"axis {d} ({type(b).__name__}) must be unsharded in spectral space, but the "
+                                 f"layout of a {'x'.join(map(str, self.shape))} grid on this mesh is {self._spec.spec};"
+                                 " choose sizes of the other axes that the mesh divides")
+        if self.dealias_rule == "3/2":
+            self.padded  # noqa: B018  (checks that the mesh can hold the padded grid)
 
-    # The wavenumber arrays are rebuilt (from host data, by xfft.wavenumbers) wherever they are used instead of
-    # being stored: inside jit they become constants, and a jitted function may not close over a global array
-    # that spans other processes' devices.
-    @property
-    def k_full(self) -> tuple[jax.Array, ...]:
-        """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included."""
-        return xfft.wavenumbers(self.shape, self._real, real=True, box_length=self.box_length, dtype=self.dtype)
+    # ----- siblings --------------------------------------------------------------------------------
+    def with_basis(self, axis: int, basis: Basis) -> Grid:
+        """The grid with the basis of ``axis`` replaced: another field group on the same points and mesh (the
+        sine-series fields next to the cosine-series ones)."""
+        bases = self.bases[:axis] + (basis,) + self.bases[axis + 1:]
+        return Grid(bases, self.mesh, dtype=self.dtype, dealias=self.dealias_rule, backend=self.backend,
+                    complex_fields=self.complex_fields, axis_names=self.axis_names)
 
-    def _modes(self) -> list[tuple[jax.Array, jax.Array, int]]:
-        """(k, |integer mode number|, n) per axis."""
-        return [(k, jnp.abs(jnp.rint(k * (L / (2 * np.pi)))), n)
-                for k, n, L in zip(self.k_full, self.shape, self.box_length)]
+    @functools.cached_property
+    def padded(self) -> Grid:
+        """The grid of the 3/2-padded product points (same mesh and dtype, no dealiasing of its own)."""
+        bases = tuple(b.resized(b.padded_size()) for b in self.bases)
+        return Grid(bases, self.mesh, dtype=self.dtype, dealias="none", backend=self.backend,
+                    complex_fields=self.complex_fields, axis_names=self.axis_names)
 
-    @property
-    def k(self) -> tuple[jax.Array, ...]:
-        """Wavenumbers for odd derivatives: the Nyquist mode's is 0 (its derivative is not a real field)."""
-        return tuple(jnp.where(m == n // 2, 0, k).astype(self.dtype) for k, m, n in self._modes())
-
-    def _keep(self) -> list[jax.Array]:
-        rule = self.dealias_rule
-        return [(m < n / 3 if rule == "2/3" else (m != n // 2) if rule == "3/2" else m >= 0).astype(self.dtype)
-                for _, m, n in self._modes()]
-
-    @property
-    def _weight(self) -> jax.Array:
-        """Parseval weight of the half spectrum: 1 on the kz = 0 and Nyquist planes, 2 elsewhere."""
-        m = self._modes()[-1][1]
-        return jnp.where((m == 0) | (m == self.shape[-1] // 2), 1, 2).astype(self.dtype)
-
-    # ----- shardings and coordinates -------------------------------------------------------------
+    # ----- shardings and geometry ------------------------------------------------------------------
     def real_sharding(self, batch: int = 0) -> NamedSharding:
-        """Sharding of a real field with ``batch`` leading (unsharded) axes, e.g. 1 for a vector field."""
+        """Sharding of a physical field with ``batch`` leading (unsharded) axes, e.g. 1 for a vector field."""
         return NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *self._real.spec))
 
     def spectral_sharding(self, batch: int = 0) -> NamedSharding:
-        """Sharding of a half spectrum (what :meth:`rfft` returns) with ``batch`` leading axes."""
+        """Sharding of the coefficients (what :meth:`forward` returns) with ``batch`` leading axes."""
         return NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *self._spec.spec))
-
-    @property
-    def spacing(self) -> tuple[float, ...]:
-        return tuple(L / n for L, n in zip(self.box_length, self.shape))
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def spacing(self) -> tuple[float, ...]:
+        """Mean point spacing per axis, ``L / n`` (uniform axes: the spacing)."""
+        return tuple(L / n for L, n in zip(self.box_length, self.shape))
+
     def coordinates(self) -> tuple[jax.Array, ...]:
-        """Sharded coordinate arrays ``x, y(, z)`` of the grid points (``real_sharding()``)."""
-        axes = [np.arange(n) * (L / n) for n, L in zip(self.shape, self.box_length)]
-        return xfft.xmeshgrid(*[a.astype(self.dtype) for a in axes], sharding=self._real)
+        """Sharded coordinate arrays of the grid points, one per axis (:meth:`real_sharding`)."""
+        return xfft.xmeshgrid(*[b.points().astype(self.dtype) for b in self.bases], sharding=self._real)
+
+    def geometry(self) -> dict:
+        """What outputs record about the grid: shape, box, mean spacing and each axis's basis (with its points
+        where they are not uniform)."""
+        return {"shape": list(self.shape), "box_length": list(self.box_length), "spacing": list(self.spacing),
+                "origin": [b.domain[0] for b in self.bases], "names": list(self.axis_names),
+                "axes": [b.describe() for b in self.bases]}
+
+    def along(self, table: np.ndarray, axis: int, real: bool = True) -> jax.Array:
+        """A 1D table of this grid's ``axis`` shaped to broadcast against fields (in the real dtype)."""
+        return along(table, axis, self.ndim, self.dtype if real else self.cdtype)
 
     def zeros_spectral(self, batch: tuple[int, ...] = ()) -> jax.Array:
         shape = tuple(batch) + self.spectral_shape
         return jax.jit(lambda: jnp.zeros(shape, self.cdtype), out_shardings=self.spectral_sharding(len(batch)))()
 
-    # ----- transforms -----------------------------------------------------------------------------
-    def rfft(self, f: jax.Array) -> jax.Array:
-        """Fourier coefficients of real ``f`` (leading axes are batch axes), one batched xfft call."""
-        return xfft.xrfftn(f.astype(self.dtype), ndim=self.ndim, norm="forward", backend=self.backend)
+    # ----- transforms ------------------------------------------------------------------------------
+    def _axes(self, x: jax.Array) -> tuple[int, ...]:
+        return tuple(range(x.ndim - self.ndim, x.ndim))
 
-    def irfft(self, f_hat: jax.Array) -> jax.Array:
-        """Real field from Fourier coefficients (inverse of :meth:`rfft`)."""
-        return xfft.ixrfftn(f_hat, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend)
+    def forward(self, f: jax.Array) -> jax.Array:
+        """Coefficients of the physical field ``f`` (leading axes batched): one planned transform of every axis
+        (``norm="forward"``), then each basis's own scaling. Real sharding in, spectral sharding out."""
+        f = f.astype(self.cdtype if self.complex_fields else self.dtype)
+        if all(k in _FFT_KINDS for k in self.kinds):
+            fn = xfft.xrfftn if self.kinds[-1] == "rfft" else xfft.xfftn
+            c = fn(f, ndim=self.ndim, norm="forward", backend=self.backend)
+        else:
+            c = xfft.xr2rn(f, self.kinds, axes=self._axes(f), norm="forward")
+        return self._each_basis(c, "post_forward")
 
-    def to_physical(self, f_hat: jax.Array) -> jax.Array:
-        """Real field on the grid where products are formed (the 3/2 padded grid for ``dealias="3/2"``)."""
+    def backward(self, c: jax.Array) -> jax.Array:
+        """The physical field with coefficients ``c`` (inverse of :meth:`forward`); spectral sharding in, real
+        sharding out; real unless the grid has complex fields."""
+        c = self._each_basis(c, "pre_backward")
+        if all(k in _FFT_KINDS for k in self.kinds):
+            if self.kinds[-1] == "rfft":
+                return xfft.ixrfftn(c, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend)
+            f = xfft.ixfftn(c, ndim=self.ndim, norm="forward", backend=self.backend)
+        else:
+            n = self.shape[-1] if self.kinds[-1] == "rfft" else None
+            f = xfft.ixr2rn(c, self.kinds, axes=self._axes(c), norm="forward", n=n)
+        if self.complex_fields or not jnp.iscomplexobj(f):
+            return f
+        return f.real.astype(self.dtype)
+
+    def _each_basis(self, c: jax.Array, method: str) -> jax.Array:
+        lead = c.ndim - self.ndim
+        for d, b in enumerate(self.bases):
+            if getattr(type(b), method) is not getattr(Basis, method):
+                c = getattr(b, method)(c, lead + d)
+        return c
+
+    def to_physical(self, c: jax.Array) -> jax.Array:
+        """The physical field where products are formed: on this grid, or on the 3/2-padded grid."""
         if self.dealias_rule != "3/2":
-            return self.irfft(f_hat)
-        padded = self._resize(f_hat, self.padded_shape)
-        return xfft.ixrfftn(padded, s=self.padded_shape, ndim=self.ndim, norm="forward", backend=self.backend)
+            return self.backward(c)
+        return self.padded.backward(self.resize(c, self.padded))
 
     def from_physical(self, f: jax.Array) -> jax.Array:
-        """Dealiased spectrum of a product formed by :meth:`to_physical` fields."""
+        """Dealiased coefficients of a product of :meth:`to_physical` fields."""
         if self.dealias_rule != "3/2":
-            return self.dealias_by_axis(self.rfft(f))
-        big = xfft.xrfftn(f.astype(self.dtype), ndim=self.ndim, norm="forward", backend=self.backend)
-        return self.dealias_by_axis(self._resize(big, self.shape))
+            return self.dealias(self.forward(f))
+        return self.dealias(self.padded.resize(self.padded.forward(f), self))
 
-    def _resize(self, f_hat: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        """Zero-pad or truncate a half spectrum to the grid ``shape`` (Fourier coefficients kept in place)."""
-        batch = f_hat.ndim - self.ndim
-        src = f_hat.shape[batch:]
-        dst = shape[:-1] + (shape[-1] // 2 + 1,)
+    def resize(self, c: jax.Array, other: Grid) -> jax.Array:
+        """Coefficients ``c`` of this grid as coefficients of ``other`` (same bases, other sizes): zero-padded or
+        truncated per axis, landing on ``other``'s spectral sharding."""
+        batch = c.ndim - self.ndim
 
         def body(a):
-            for ax in range(self.ndim - 1):
-                n, m = src[ax], dst[ax]
-                h = min(n, m) // 2
-                a = jnp.take(a, np.r_[0:h, n - h:n], axis=batch + ax)
-                if m > n:
-                    zeros = list(a.shape)
-                    zeros[batch + ax] = m - 2 * h
-                    a = jnp.concatenate([a[(slice(None),) * (batch + ax) + (slice(0, h),)],
-                                         jnp.zeros(zeros, a.dtype),
-                                         a[(slice(None),) * (batch + ax) + (slice(h, 2 * h),)]], axis=batch + ax)
-            last = batch + self.ndim - 1
-            keep = min(src[-1], dst[-1])
-            a = jax.lax.slice_in_dim(a, 0, keep, axis=last)
-            if dst[-1] > keep:
-                width = [(0, 0)] * a.ndim
-                width[last] = (0, dst[-1] - keep)
-                a = jnp.pad(a, width)
+            for d, (b, o) in enumerate(zip(self.bases, other.bases)):
+                a = b.pad(a, o, batch + d)
             return a
 
-        real = xfft.real_sharding(self.mesh, shape, ndim=self.ndim)
-        spec = xfft.spectral_sharding(real, shape, real=True, ndim=self.ndim)
-        out = NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *spec.spec))
-        return _sharded(body, out, self.explicit)(f_hat)
+        return _sharded(body, other.spectral_sharding(batch), self.explicit)(c)
 
-    # ----- spectral operators (all act on Fourier coefficients, any leading batch axes) ---------
-    def k2(self) -> jax.Array:
-        """|k|^2 with the true (Nyquist-included) wavenumbers, spectral sharding."""
-        return sum(k * k for k in self.k_full)
+    # ----- dealiasing ------------------------------------------------------------------------------
+    def keep_tables(self, rule: str | None = None) -> list[jax.Array]:
+        """Per-axis 0/1 dealiasing factors (broadcastable): their product is :meth:`dealias_mask`."""
+        rule = self.dealias_rule if rule is None else rule
+        return [self.along(b.keep(rule).astype(float), d) for d, b in enumerate(self.bases)]
 
     def dealias_mask(self) -> jax.Array:
-        """1 for kept modes, 0 for removed ones (2/3 rule; Nyquist modes only for "3/2"; none for "none")."""
-        keep = self._keep()
-        out = keep[0]
-        for m in keep[1:]:
-            out = out * m
-        return out
+        """1 for kept coefficients, 0 for removed ones (the grid's rule on every axis)."""
+        return functools.reduce(lambda a, b: a * b, self.keep_tables())
 
-    def dealias(self, f_hat: jax.Array) -> jax.Array:
-        return f_hat * self.dealias_mask()
+    def dealias(self, c: jax.Array) -> jax.Array:
+        """``c`` times the dealiasing mask, one 1D factor per axis (no grid-sized table is formed)."""
+        for m in self.keep_tables():
+            c = c * m
+        return c
 
-    def grad(self, f_hat: jax.Array) -> jax.Array:
-        """Gradient of a scalar spectrum: new leading axis of length ``ndim``."""
-        return jnp.stack([1j * k * f_hat for k in self.k])
+    # ----- derivatives -----------------------------------------------------------------------------
+    def wavenumbers(self, axis: int, odd: bool = True) -> jax.Array:
+        """The multiplier ``k`` of a diagonal basis along ``axis`` (broadcastable; for odd derivatives the
+        Fourier Nyquist mode's is 0, its derivative not being a real field)."""
+        b = self.bases[axis]
+        k = b.wavenumbers()
+        if odd and isinstance(b, Fourier) and b.n % 2 == 0:
+            k = np.where(np.abs(b.modes()) == b.n // 2, 0.0, k)
+        return self.along(k, axis)
 
-    def div(self, v_hat: jax.Array) -> jax.Array:
-        """Divergence of a vector spectrum (leading axis of length ``ndim``)."""
-        return sum(1j * k * v_hat[i] for i, k in enumerate(self.k))
+    def derivative(self, c: jax.Array, axis: int, order: int = 1) -> jax.Array:
+        """Coefficients of ``d^order f / dx_axis^order``.
 
-    def curl(self, v_hat: jax.Array) -> jax.Array:
-        """Curl of a 3D vector spectrum ``(3, ...)``; in 2D the scalar vorticity of ``(2, ...)``."""
-        if self.ndim == 2:
-            kx, ky = self.k
-            return 1j * (kx * v_hat[1] - ky * v_hat[0])
-        kx, ky, kz = self.k
-        return jnp.stack([1j * (ky * v_hat[2] - kz * v_hat[1]),
-                          1j * (kz * v_hat[0] - kx * v_hat[2]),
-                          1j * (kx * v_hat[1] - ky * v_hat[0])])
-
-    def laplacian(self, f_hat: jax.Array) -> jax.Array:
-        return -self.k2() * f_hat
-
-    def inv_k2(self) -> jax.Array:
-        """``1 / |k|^2`` with 0 at ``k = 0`` (spectral sharding): the safe inverse Laplacian's multiplier."""
-        return safe_inverse(self.k2())
-
-    def inv_laplacian(self, f_hat: jax.Array) -> jax.Array:
-        """Solution of lap(phi) = f with zero mean (the k = 0 coefficient is set to 0)."""
-        return -self.inv_k2() * f_hat
-
-    def project(self, v_hat: jax.Array) -> jax.Array:
-        """Leray projection onto divergence-free fields: v - k (k.v) / |k|^2."""
-        ks = self.k
-        k2 = sum(k * k for k in ks)
-        kdotv = sum(k * v_hat[i] for i, k in enumerate(ks)) * safe_inverse(k2)
-        return jnp.stack([v_hat[i] - k * kdotv for i, k in enumerate(ks)])
-
-    # ----- reductions --------------------------------------------------------------------------------
-    def mean_square(self, f_hat: jax.Array, multiplier: jax.Array | None = None) -> jax.Array:
-        """Volume mean of |f|^2 (summed over any leading axes) from the half spectrum, by Parseval.
-
-        ``multiplier`` (a real spectral array, e.g. ``k2()``) weights each mode: ``sum_k m_k |f_k|^2``.
+        Fourier: ``(i k)^order c``. Cosine/Sine: ``d/dx`` maps a cosine series to the sine series of the same
+        index (``-k c``) and a sine series to the cosine series (``+k c``): the result belongs to the other
+        parity's grid (:meth:`with_basis`) for odd orders. Chebyshev: the recurrence on the coefficients.
         """
-        w = self._weight if multiplier is None else self._weight * multiplier
-        return jnp.sum(w * (f_hat.real ** 2 + f_hat.imag ** 2))
+        b = self.bases[axis]
+        if isinstance(b, Chebyshev):
+            return b.derivative(c, c.ndim - self.ndim + axis, order)
+        k = self.wavenumbers(axis, odd=order % 2 == 1)
+        if isinstance(b, Fourier):
+            return (1j * k) ** order * c
+        if isinstance(b, (Cosine, Sine)):
+            sign = (_SINE_SIGNS if isinstance(b, Sine) else _COSINE_SIGNS)[order % 4]
+            return sign * k ** order * c
+        raise NotImplementedError(f"no derivative for {type(b).__name__}")
 
-    @property
-    def dk(self) -> float:
-        """Shell width of radial spectra, ``2 pi / max(box_length)`` (the smallest nonzero wavenumber)."""
-        return 2 * np.pi / max(self.box_length)
+    # ----- means -----------------------------------------------------------------------------------
+    def mean(self, f: jax.Array) -> jax.Array:
+        """Volume mean of a physical field (quadrature weights of every axis; sums over leading axes)."""
+        w = functools.reduce(lambda a, b: a * b, [self.along(b.weights() / b.length, d)
+                                                  for d, b in enumerate(self.bases)])
+        return jnp.sum(w * f)
 
-    def shell_index(self) -> jax.Array:
-        """Integer shell ``round(|k| / dk)`` of each mode, ``dk = 2 pi / max(box_length)``."""
-        return jnp.rint(jnp.sqrt(self.k2()) / self.dk).astype(jnp.int32)
+    def mean_square(self, c: jax.Array) -> jax.Array:
+        """Volume mean of ``|f|^2`` from the coefficients (summed over leading axes): Parseval on orthogonal
+        axes, the basis's Gram matrix on a Chebyshev axis."""
+        return self.inner(c, c)
 
-    def shell_lookup(self, table: jax.Array) -> jax.Array:
-        """``table[shell_index()]``: a per-shell value (replicated, length ``num_shells``) on every mode."""
-        idx = self.shell_index()
-        if self.explicit and self.mesh.size > 1:
-            return table.at[idx].get(out_sharding=self.spectral_sharding())
-        return table[idx]
-
-    @property
-    def num_shells(self) -> int:
-        """Shells ``0 .. ceil(|k|_max / dk)``: every mode's shell, on any box."""
-        top = max(self.box_length)
-        return int(np.ceil(np.sqrt(sum((n // 2 * top / L) ** 2 for n, L in zip(self.shape, self.box_length))))) + 1
+    def inner(self, a: jax.Array, b: jax.Array) -> jax.Array:
+        """Volume mean of ``Re(f conj(g))`` for the fields with coefficients ``a`` and ``b`` (summed over leading
+        axes; both on this grid's bases): Parseval on orthogonal axes, the Gram matrix on a Chebyshev axis."""
+        weight = 1.0
+        for d, basis in enumerate(self.bases):
+            p = basis.parseval()
+            if p is not None:
+                weight = weight * self.along(p, d)
+            elif isinstance(basis, Chebyshev):
+                ax = b.ndim - self.ndim + d
+                g = jnp.asarray(basis.quadrature_matrix(), self.dtype)
+                b = jnp.moveaxis(jnp.tensordot(g, jnp.moveaxis(b, ax, 0), axes=1), 0, ax)
+            else:
+                raise NotImplementedError(f"inner products on a {type(basis).__name__} axis")
+        return jnp.sum(weight * (a.real * b.real + a.imag * b.imag))
 
     # ----- replicated small arrays (plots, diagnostics) ------------------------------------------
     def replicate(self, x: jax.Array) -> jax.Array:
@@ -280,52 +300,21 @@ class SpectralGrid:
         return jax.sharding.reshard(x, rep) if self.explicit else jax.lax.with_sharding_constraint(x, rep)
 
     def mid_plane(self, field: jax.Array, axis: int = -1, index: int | None = None) -> jax.Array:
-        """The plane ``index`` (default the middle) normal to grid ``axis`` of a real ``field`` (leading batch axes
-        kept), replicated; on a 2D grid the whole field, replicated."""
+        """The plane ``index`` (default the middle) normal to grid ``axis`` of a physical ``field`` (leading batch
+        axes kept), replicated; on a 2D grid the whole field, replicated."""
         if self.ndim == 3:
             axis = axis % self.ndim
             index = self.shape[axis] // 2 if index is None else int(index)
             field = jax.lax.index_in_dim(field, index, axis=field.ndim - self.ndim + axis, keepdims=False)
         return self.replicate(field)
 
-    def radial_sum(self, density: jax.Array) -> jax.Array:
-        """Sum a spectral density (spectral sharding, r2c weights applied here) over shells |k| ~ j dk.
 
-        Each device bins its own block and one ``psum`` combines them; the result is replicated.
-        """
-        nb = self.num_shells
-        dens = density * self._weight
-        shell = jnp.broadcast_to(self.shell_index(), dens.shape)
-
-        def local(d, s):
-            out = jnp.zeros((nb,), d.dtype).at[s.ravel()].add(d.ravel())
-            names = tuple(n for n, size in zip(self.mesh.axis_names, self.mesh.axis_sizes) if size > 1)
-            return jax.lax.psum(out, names) if names else out
-
-        if self.mesh.size == 1:
-            return local(dens, shell)
-        spec = self.spectral_sharding().spec
-        return jax.shard_map(local, mesh=self.mesh, in_specs=(spec, spec), out_specs=PartitionSpec())(dens, shell)
-
-    # ----- fused operators (element-wise work arranged for few passes over memory) ----------------------------
-    def dealias_by_axis(self, f_hat: jax.Array) -> jax.Array:
-        """:meth:`dealias` as one 1D factor per axis (same result): no full-size mask is ever formed, so XLA has
-        no grid-sized constant to hoist out of a time-step loop and keep alive (4 bytes per point in float32)."""
-        for m in self._keep():
-            f_hat = f_hat * m
-        return f_hat
-
-    def project_lean(self, v_hat: jax.Array) -> jax.Array:
-        """:meth:`project` with real factors kept real: ``1/|k|^2`` scales real and imaginary parts separately,
-        so the only grid-sized constant XLA may hoist out of a time-step loop is one real array (not complex)."""
-        ks = self.k
-        kdotv = sum(k * v_hat[i] for i, k in enumerate(ks))
-        k2 = 0 * kdotv.real  # |k|^2 built on the data: XLA computes it in the fusion, never as a hoisted table
-        for k in ks:
-            k2 = k2 + k * k
-        inv = jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0)
-        s = jax.lax.complex(kdotv.real * inv, kdotv.imag * inv)
-        return jnp.stack([v_hat[i] - k * s for i, k in enumerate(ks)])
+@functools.lru_cache(maxsize=128)
+def _layouts(mesh: Mesh, shape: tuple[int, ...], kinds: tuple[str, ...]) -> tuple[NamedSharding, NamedSharding]:
+    """Canonical real sharding of ``shape`` on ``mesh`` and the sharding of the spectrum the planner returns."""
+    real = xfft.real_sharding(mesh, shape, ndim=len(shape))
+    spec = xfft.spectral_sharding(real, shape, real=kinds[-1] == "rfft", ndim=len(shape))
+    return real, spec
 
 
 def safe_inverse(a: jax.Array) -> jax.Array:

@@ -26,6 +26,8 @@ class Param:
       low, high: inclusive bounds (None: unbounded); ``low_open`` / ``high_open`` make them strict.
       choices: the allowed values (instead of bounds).
       flag: a dedicated command-line flag that sets it (``--nu``), named in error messages.
+      legacy: the value a checkpoint written before this parameter existed had (a resume of such a checkpoint
+        compares against it); None: the parameter is as old as the equation.
     """
 
     name: str
@@ -38,6 +40,7 @@ class Param:
     high_open: bool = False
     choices: tuple | None = None
     flag: str | None = None
+    legacy: Any = None
 
     def allowed(self) -> str:
         """What is accepted, in words (``a number > 0``, ``an integer >= 1 and <= 8``, ``one of 2, 3``)."""

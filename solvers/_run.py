@@ -26,7 +26,8 @@ import xfft
 
 from . import io
 from ._config import ConfigError, Resolved, RunConfig, check_output_dir, legacy_physics, resolve
-from ._grid import SpectralGrid
+from ._grid import Grid
+from ._params import as_initial_condition
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
 __all__ = ["BlowUpError", "ConfigError", "Output", "RunConfig", "build", "simulate", "validate"]
@@ -35,14 +36,16 @@ _ORDER = ("energy", "enstrophy", "dissipation", "injection", "max_div", "cfl")
 
 
 class BlowUpError(RuntimeError):
-    """The state became non-finite; ``step``/``t`` name the first bad step, ``checkpoint`` the last good one."""
+    """The state became non-finite, or its energy passed the equation's physical bound; ``step``/``t`` name the
+    first bad step, ``checkpoint`` the last good one."""
 
-    def __init__(self, step: int, t: float, checkpoint: int | None, directory: Path):
+    def __init__(self, step: int, t: float, checkpoint: int | None, directory: Path, reason: str | None = None):
         self.step, self.t, self.checkpoint = step, t, checkpoint
         where = f"last good checkpoint: step {checkpoint} in {directory}" if checkpoint is not None else \
             "no checkpoint was written before it"
-        super().__init__(f"blow-up: the solution became NaN/inf at step {step} (t = {t:.6g}); {where}. "
-                         "Reduce --dt/--cfl or raise the resolution.")
+        what = reason or "the solution became NaN/inf"
+        super().__init__(f"blow-up: {what} at step {step} (t = {t:.6g}); {where}. "
+                         "Reduce the time step (dt or cfl) or raise the resolution.")
 
 
 class Output(Protocol):
@@ -83,8 +86,8 @@ def build(cfg: RunConfig, res: Resolved, mesh=None):
     shape_txt = f"{shp[0]}^{len(shp)}" if len(set(shp)) == 1 else "x".join(map(str, shp))
     try:
         mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh)
-        grid = SpectralGrid(shp, mesh, ndim=len(shp), box_length=res.box_length, dtype=cfg.dtype,
-                            dealias=cfg.dealias, backend=cfg.backend)
+        grid = res.cls.grid_for(shp, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
+                                backend=cfg.backend, params=res.eq_params)
     except ValueError as e:
         raise ConfigError(f"--n/--mesh: a {cfg.mesh} mesh of {jax.device_count()} devices cannot hold a "
                           f"{shape_txt} grid (dealias {cfg.dealias}): {e}") from None
@@ -156,7 +159,7 @@ class _Clock:
 class _Run:
     cfg: RunConfig
     res: Resolved
-    grid: SpectralGrid
+    grid: Grid
     eq: Any
     integ: Any
     controller: Callable
@@ -191,9 +194,11 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     like = eq.abstract_state()
     names = sorted(jax.eval_shape(eq.diagnostics, like, 0.0, 1.0),
                    key=lambda c: (_ORDER.index(c) if c in _ORDER else len(_ORDER), c))
-    has_spec = jax.eval_shape(eq.spectrum, like) is not None
+    spec_shape = jax.eval_shape(eq.spectrum, like)
+    has_spec = spec_shape is not None
     diag_log = io.CsvLog(out / "diagnostics.csv", ["step", "t", "dt"] + names)
-    spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(grid.num_shells)])
+    shells = spec_shape.shape[0] if has_spec else 0  # no spectra.csv where the equation has no spectrum
+    spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(shells)])
     f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
 
     def record(state, step: int, t: float, dt: float) -> dict:
@@ -262,6 +267,7 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
     stable = run.integ.stable_dt()
     t_end = float(cfg.t_end)
     coeffs, coef_dt = None, None
+    bound = _energy_bound(run, state)
     bar = _progress(cfg, clock.t, t_end, run.lead)
     try:
         while t_end - clock.t > 0 and (cfg.max_steps is None or clock.step < cfg.max_steps):
@@ -279,6 +285,10 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
             energy = float(run.f_energy(state))
             if not math.isfinite(energy):
                 raise BlowUpError(clock.step + 1, clock.t + dt, clock.checkpoint, ckdir)
+            if bound is not None and energy > bound:
+                raise BlowUpError(clock.step + 1, clock.t + dt, clock.checkpoint, ckdir,
+                                  f"the energy {energy:.6g} passed the physical bound {bound:.6g} of "
+                                  f"{run.res.cls.label()} (see its energy_bound)")
             clock.step, clock.t, clock.dt = clock.step + 1, (target if land else clock.t + dt), dt
             if clock.step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
                 clock.final = run.record(state, clock.step, clock.t, dt)
@@ -294,6 +304,12 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
         if bar is not None:
             bar.close()
     return state, clock
+
+
+def _energy_bound(run: _Run, state) -> float | None:
+    """The equation's physical bound of its energy given the energy now (None: it declares none)."""
+    fn = getattr(run.eq, "energy_bound", None)
+    return None if fn is None else float(fn(float(run.f_energy(state))))
 
 
 def _finish(run: _Run, state, clock: _Clock) -> dict:
@@ -319,7 +335,7 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
             out = run.out
             spectra = io.read_csv(out / "spectra.csv") if (out / "spectra.csv").exists() else []
             summary["plots"] = [str(p) for p in io.write_plots(
-                out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=grid.dk, title=title,
+                out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=getattr(grid, "dk", 1.0), title=title,
                 field_file=run.eq.plot_file, slope=run.eq.spectrum_slope)]
     if run.lead:
         io.write_json(run.out / "run.json", summary)
@@ -342,12 +358,20 @@ def _check_resume(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
             raise ConfigError(f"--resume: cannot read the settings of the checkpoint in {ckdir}: {e}") from None
     saved, now = json.loads(json.dumps(saved)), json.loads(json.dumps(now))
     sp, np_ = saved.pop("params", {}) or {}, now.pop("params")
+    for p in _declared(res):  # parameters added after the checkpoint was written: the value they stood for
+        if p.legacy is not None and p.name not in sp:
+            sp[p.name] = p.legacy
     diff = [f"{k}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in now if saved.get(k) != now[k]]
     diff += [f"{k}: checkpoint {sp.get(k)!r} vs now {np_.get(k)!r}" for k in sorted(set(sp) | set(np_))
              if sp.get(k) != np_.get(k)]
     if diff:
         raise ConfigError(f"--resume: the checkpoint in {ckdir} was written with other settings ("
                           + "; ".join(diff) + "); resume with the same physics and discretization")
+
+
+def _declared(res: Resolved) -> list:
+    ic = res.cls.initial_conditions.get(res.ic)
+    return list(res.cls.parameters) + (list(as_initial_condition(ic).params) if ic is not None else [])
 
 
 def _progress(cfg: RunConfig, t: float, t_end: float, lead: bool):

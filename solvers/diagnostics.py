@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._grid import SpectralGrid
+from ._spectral_grid import SpectralGrid
 
 
 def kinetic_energy(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:

@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._grid import SpectralGrid
 from ._params import Param
+from ._spectral_grid import SpectralGrid
 
 #: parameters of :func:`random_isotropic` (``--seed``, ``--k0``, ``--energy`` on the command line)
 RANDOM_PARAMS = (

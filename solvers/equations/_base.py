@@ -10,16 +10,21 @@ from typing import Any, ClassVar
 import jax
 from jax.sharding import NamedSharding
 
-from .._grid import SpectralGrid
+from .._grid import Grid
 from .._params import InitialCondition, Param, as_initial_condition, resolve
+from .._spectral_grid import SpectralGrid
 from .._tree import State as State
 from .._tree import apply_linear as apply_linear
 from .._tree import tree_add as tree_add
 from .._tree import tree_axpy as tree_axpy
 
+#: how an equation gives its linear part: a diagonal ``L`` (``linear()``), or solves of ``(I - h L) y = rhs``
+LINEAR_FORMS = ("diagonal", "implicit")
+
 
 class Equation(abc.ABC):
-    """A PDE on a :class:`~solvers.SpectralGrid`, split into a diagonal linear part and a nonlinear part.
+    """A PDE on a :class:`~solvers.Grid`, split into a linear part (diagonal, or implicit solves) and a nonlinear
+    part.
 
     The contract (see the README, "Your own equation"):
 
@@ -31,10 +36,17 @@ class Equation(abc.ABC):
     - ``__init__(grid, **params)`` calls ``super().__init__(grid, **params)``, which checks every value
       against its declaration and stores it as an attribute (``self.nu``);
     - :meth:`linear` and :meth:`nonlinear` (required); :meth:`max_rate`, :meth:`diagnostics`, :meth:`energy`,
-      :meth:`spectrum`, :meth:`plot_field`, :meth:`abstract_state` (optional).
+      :meth:`spectrum`, :meth:`plot_field`, :meth:`abstract_state` (optional);
+    - the linear part comes in one of two forms (:attr:`linear_form`): ``"diagonal"`` (the default: ``linear()``
+      is ``L(k)``, which exponential, integrating-factor, explicit and IMEX schemes all use), or ``"implicit"``
+      (``L`` couples coefficients, e.g. along a Chebyshev wall-normal axis with boundary conditions: the equation
+      provides :meth:`implicit_factor` and :meth:`implicit_solve` of ``(I - h L) y = rhs``, and only IMEX
+      schemes advance it). Integrators declare the forms they accept (``Integrator.linear_forms``);
+    - :meth:`grid_for` builds the grid the equation runs on from the run's shape and box (default: the periodic
+      :class:`~solvers.SpectralGrid`; wall-bounded equations put their wall basis on axis 0).
 
     The state is a pytree of spectral arrays (sharded like ``grid.spectral_sharding(batch)``); integrators only
-    use ``linear``, ``nonlinear`` and tree arithmetic, so a new PDE is one subclass.
+    use the linear part, ``nonlinear`` and tree arithmetic, so a new PDE is one subclass.
 
     Attributes:
       grid: the grid the state lives on.
@@ -54,8 +66,10 @@ class Equation(abc.ABC):
     spectrum_slope: ClassVar[float | None] = None
     #: file name of the slice that the driver plots (:meth:`plot_field`)
     plot_file: ClassVar[str] = "field.png"
+    #: ``"diagonal"`` (:meth:`linear` is a diagonal ``L``) or ``"implicit"`` (:meth:`implicit_solve`)
+    linear_form: ClassVar[str] = "diagonal"
 
-    def __init__(self, grid: SpectralGrid, **params: Any):
+    def __init__(self, grid: Grid, **params: Any):
         """Store ``grid`` and every declared parameter (given or default) as an attribute.
 
         Raises:
@@ -70,9 +84,36 @@ class Equation(abc.ABC):
             setattr(self, k, v)
 
     @classmethod
-    def default_box_length(cls, ndim: int) -> tuple[float, ...]:
-        """Box sides used when a run gives no ``--box-length`` (default ``2 pi`` per axis)."""
+    def default_box_length(cls, ndim: int, params: dict[str, Any] | None = None) -> tuple[float, ...]:
+        """Box sides used when a run gives no box length (default ``2 pi`` per axis); ``params`` are the run's
+        resolved equation and initial-condition parameters (a box may follow a wavelength)."""
         return (2 * math.pi,) * ndim
+
+    @classmethod
+    def default_integrator_for(cls, params: dict[str, Any]) -> str:
+        """The integrator of a run that names none (``default_integrator``; a parameter may change it)."""
+        return cls.default_integrator
+
+    @classmethod
+    def check_shape(cls, shape: tuple[int, ...], params: dict[str, Any]) -> None:
+        """Check the grid sizes a run asks for, before anything is built (default: the periodic box's even sizes).
+
+        Raises:
+          ValueError: saying what sizes are allowed (the driver prefixes ``--n``).
+        """
+        if any(n < 4 or n % 2 for n in shape):
+            raise ValueError(f"grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
+
+    @classmethod
+    def grid_for(cls, shape: tuple[int, ...], mesh, *, box_length: tuple[float, ...], dtype, dealias: str,
+                 backend: str | None, params: dict[str, Any]) -> Grid:
+        """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box).
+
+        Raises:
+          ValueError: a shape the bases cannot use or the mesh cannot hold (the message names ``shape``).
+        """
+        return SpectralGrid(shape, mesh, ndim=len(shape), box_length=box_length, dtype=dtype, dealias=dealias,
+                            backend=backend)
 
     @classmethod
     def label(cls) -> str:
@@ -102,8 +143,18 @@ class Equation(abc.ABC):
         """The nonlinear (explicit) part ``N(state, t)``, same structure, dtype and sharding as ``state``."""
 
     def rhs(self, state: State, t: jax.Array) -> State:
-        """Full right-hand side ``L state + N(state, t)``."""
+        """Full right-hand side ``L state + N(state, t)`` (diagonal linear form only)."""
         return tree_add(apply_linear(self.linear(), state), self.nonlinear(state, t))
+
+    def implicit_factor(self, h: jax.Array) -> Any:
+        """What :meth:`implicit_solve` needs to solve ``(I - h L) y = rhs`` for this ``h`` (computed once per
+        step size by the integrator's coefficients). Default (diagonal form): ``1 / (1 - h L)``."""
+        return jax.tree.map(lambda a: 1 / (1 - h * a), self.linear())
+
+    def implicit_solve(self, rhs: State, factor: Any) -> State:
+        """``y`` with ``(I - h L) y = rhs`` (``factor`` from :meth:`implicit_factor`), boundary conditions
+        included; same structure, dtypes and shardings as the state. Default (diagonal form): ``factor * rhs``."""
+        return apply_linear(factor, rhs)
 
     def resolve_ic_params(self, ic: str, **params: Any) -> dict[str, Any]:
         """The parameters ``initial_state(ic, **params)`` passes to the builder: checked, defaults filled.

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
-from .._grid import SpectralGrid
 from .._params import InitialCondition, Param
+from .._spectral_grid import SpectralGrid
 from ._velocity import VelocityEquation
 
 

@@ -7,8 +7,8 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .._grid import SpectralGrid
 from .._params import InitialCondition, Param
+from .._spectral_grid import SpectralGrid
 from ._base import Equation
 
 

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._grid import SpectralGrid
 from .._params import InitialCondition, Param
+from .._spectral_grid import SpectralGrid
 from .schrodinger_poisson import Schrodinger
 
 _X0 = Param("x0", 0.0, "centre along x (box centre = 0)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._grid import SpectralGrid
+from .._spectral_grid import SpectralGrid
 
 
 class Poisson:

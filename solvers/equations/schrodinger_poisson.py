@@ -12,10 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import xfft
-
-from .._grid import SpectralGrid
 from .._params import InitialCondition, Param, as_initial_condition
+from .._spectral_grid import SpectralGrid
 from ._base import Equation
 from .poisson import Poisson
 
@@ -34,8 +32,11 @@ class Schrodinger(Equation):
     ndims = (3, 2)  # 3D unless --n gives two sizes
 
     def __init__(self, grid: SpectralGrid, ic_params: dict[str, float] | None = None, **params: float):
-        """``params``: the declared :attr:`parameters`; ``ic_params``: this instance's defaults for the
-        initial conditions' parameters (``initial_state(ic, **overrides)`` takes the rest)."""
+        """``grid``: the box (a real-field :class:`~solvers.SpectralGrid` is turned into the complex-field grid of
+        the same points); ``params``: the declared :attr:`parameters`; ``ic_params``: this instance's defaults for
+        the initial conditions' parameters (``initial_state(ic, **overrides)`` takes the rest)."""
+        if not grid.complex_fields:
+            grid = _complex_grid(grid.shape, grid.mesh, grid.box_length, grid.dtype, grid.dealias_rule, grid.backend)
         super().__init__(grid, **params)
         ic_decl = {p.name: p for ic in self.initial_conditions.values() for p in as_initial_condition(ic).params}
         given = dict(ic_params or {})
@@ -45,10 +46,20 @@ class Schrodinger(Equation):
                              f"known: {sorted(ic_decl)}")
         self.ic_params = {k: ic_decl[k].check(given[k], self.label()) if k in given else p.default
                           for k, p in ic_decl.items()}
-        g = grid
-        self.real_sharding = g.real_sharding()
-        self.spectral_sharding = xfft.spectral_sharding(self.real_sharding, g.shape, real=False, ndim=g.ndim)
-        self.volume = math.prod(g.box_length)
+        self.real_sharding = grid.real_sharding()
+        self.spectral_sharding = grid.spectral_sharding()
+        self.volume = math.prod(grid.box_length)
+
+    @classmethod
+    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> SpectralGrid:
+        """The box with complex fields: full spectra (``fft`` on every axis)."""
+        return _complex_grid(shape, mesh, box_length, dtype, dealias, backend)
+
+    def real_grid(self) -> SpectralGrid:
+        """The same box for real fields (densities, potentials: half spectra)."""
+        g = self.grid
+        return SpectralGrid(g.shape, g.mesh, ndim=g.ndim, box_length=g.box_length, dtype=g.dtype,
+                            dealias=g.dealias_rule, backend=g.backend)
 
     def _ic_defaults(self) -> dict[str, float]:
         return self.ic_params
@@ -56,19 +67,15 @@ class Schrodinger(Equation):
     # ----- transforms and operators -------------------------------------------------------------
     def to_real(self, psi_hat: jax.Array) -> jax.Array:
         """``psi`` on the grid (complex, real-space sharding) from its spectrum."""
-        g = self.grid
-        return xfft.ixfftn(psi_hat, ndim=g.ndim, norm="forward", backend=g.backend)
+        return self.grid.backward(psi_hat)
 
     def from_real(self, psi: jax.Array) -> jax.Array:
         """Spectrum (Fourier coefficients, :attr:`spectral_sharding`) of the complex field ``psi``."""
-        g = self.grid
-        return xfft.xfftn(psi.astype(g.cdtype), ndim=g.ndim, norm="forward", backend=g.backend)
+        return self.grid.forward(psi)
 
     def k2(self) -> jax.Array:
         """``|k|^2`` on the full spectrum (sparse wavenumbers, :attr:`spectral_sharding`)."""
-        g = self.grid
-        ks = xfft.wavenumbers(g.shape, self.real_sharding, real=False, box_length=g.box_length, dtype=g.dtype)
-        return sum(k * k for k in ks)
+        return self.grid.k2()
 
     def centered_coordinates(self) -> tuple[jax.Array, ...]:
         """Grid coordinates shifted so that the box centre is 0 (real-space sharding)."""
@@ -135,6 +142,11 @@ class Schrodinger(Equation):
         return {"density": psi.real ** 2 + psi.imag ** 2, "phase": jnp.angle(psi)}
 
 
+def _complex_grid(shape, mesh, box_length, dtype, dealias, backend) -> SpectralGrid:
+    return SpectralGrid(shape, mesh, ndim=len(shape), box_length=box_length, dtype=dtype, dealias=dealias,
+                        backend=backend, complex_fields=True)
+
+
 def jeans(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1e-6, mode: float = 1.0) -> jax.Array:
     """``psi = sqrt(rho0) (1 + eps cos(k x))``, ``k = 2 pi mode / Lx``, at rest: density contrast
     ``delta(t) = 2 eps cos(k x) cos(omega t)`` (or ``cosh(gamma t)``) with ``omega^2 = k^4/4 - 4 pi G rho0``."""
@@ -178,7 +190,7 @@ class SchrodingerPoisson(Schrodinger):
 
     def __init__(self, grid: SpectralGrid, G: float = 1.0, **ic_params: float):
         super().__init__(grid, ic_params, G=G)
-        self.poisson = Poisson(grid)
+        self.poisson = Poisson(self.real_grid())
 
     def potential(self, psi: jax.Array, t: jax.Array) -> jax.Array:
         rho = psi.real ** 2 + psi.imag ** 2

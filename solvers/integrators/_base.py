@@ -31,8 +31,23 @@ class Integrator(abc.ABC):
     description: ClassVar[str] = ""
     order: ClassVar[int] = 0
     treats_linear_exactly: ClassVar[bool] = True
+    #: the forms of an equation's linear part this scheme can advance (``Equation.linear_form``): explicit,
+    #: exponential and integrating-factor schemes need a diagonal ``L``; IMEX schemes also take implicit solves
+    linear_forms: ClassVar[tuple[str, ...]] = ("diagonal",)
 
     def __init__(self, equation: Equation):
+        """Bind the scheme to ``equation``.
+
+        Raises:
+          TypeError: the equation's linear part has a form this scheme cannot advance (naming the schemes that
+            can).
+        """
+        form = getattr(equation, "linear_form", "diagonal")
+        if form not in self.linear_forms:
+            raise TypeError(f"{self.name or type(self).__name__} needs a diagonal linear operator, but "
+                            f"{equation.label()} solves its linear part implicitly ({form}: it couples "
+                            "coefficients along a wall-normal axis with boundary conditions); use an IMEX scheme "
+                            "(imex)")
         self.equation = equation
 
     def coefficients(self, dt: jax.Array) -> Coefficients:
@@ -73,7 +88,7 @@ class Integrator(abc.ABC):
 
     def stable_dt(self) -> float:
         """Largest dt the linear part allows (inf for schemes that treat it exactly)."""
-        if self.treats_linear_exactly:
+        if self.treats_linear_exactly or self.equation.linear_form != "diagonal":
             return float("inf")
         lam = max(float(jnp.max(jnp.abs(a))) for a in jax.tree.leaves(self.equation.linear()))
         return float("inf") if lam == 0 else self.linear_stability_radius / lam

@@ -1,4 +1,5 @@
-"""IMEX Runge-Kutta: nonlinear part explicit, linear part implicit (diagonal, so the solve is a division)."""
+"""IMEX Runge-Kutta: nonlinear part explicit, linear part implicit (a division for a diagonal ``L``, the equation's
+own banded solves for an implicit one)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tree import State, apply_linear
-from ._base import Integrator, lin_map
+from ._base import Integrator
 
 
 @dataclass(frozen=True)
@@ -37,24 +38,32 @@ ARS443 = Tableau(
 
 
 class IMEX(Integrator):
-    """Additive IMEX Runge-Kutta (default ARS(4,4,3), 3rd order, 4 nonlinear evaluations per step)."""
+    """Additive IMEX Runge-Kutta (default ARS(4,4,3), 3rd order, 4 nonlinear evaluations per step).
+
+    Each implicit stage solves ``(I - a_ii dt L) y = rhs`` with the equation's :meth:`~solvers.Equation.
+    implicit_solve` (a division for a diagonal ``L``; banded solves with boundary conditions for a wall-normal
+    Chebyshev axis), the factors prepared once per ``dt`` by ``implicit_factor``. Where a later stage needs
+    ``L y`` of an implicit stage and ``L`` is not diagonal, it is ``(y - rhs) / (a_ii dt)``: exactly the operator
+    the solve inverted, boundary conditions and tau terms included.
+    """
 
     name = "imex"
     description = "IMEX Runge-Kutta ARS(4,4,3): nonlinear explicit, linear implicit, 3rd order"
     order = 3
+    linear_forms = ("diagonal", "implicit")
 
     def __init__(self, equation, tableau: Tableau = ARS443):
         super().__init__(equation)
         self.tableau = tableau
 
     def coefficients(self, dt: jax.Array):
-        lin = self.equation.linear()
         diag = sorted({a[i] for i, a in enumerate(self.tableau.a_im) if a[i] != 0})
-        return {g: lin_map(lambda a, g=g: 1 / (1 - g * dt * a), lin) for g in diag}
+        return {g: self.equation.implicit_factor(g * dt) for g in diag}
 
     def step(self, state: State, t: jax.Array, dt: jax.Array, inv) -> State:
         eq, tab = self.equation, self.tableau
-        lin = eq.linear()
+        diagonal = eq.linear_form == "diagonal"
+        lin = eq.linear() if diagonal else None
         s = len(tab.c)
         nl, li = [None] * s, [None] * s
 
@@ -68,10 +77,17 @@ class IMEX(Integrator):
         for i in range(s):
             rhs = acc([(tab.a_ex[i][j], nl[j]) for j in range(i)] + [(tab.a_im[i][j], li[j]) for j in range(i)])
             g = tab.a_im[i][i]
-            y = apply_linear(inv[g], rhs) if g != 0 else rhs
+            y = eq.implicit_solve(rhs, inv[g]) if g != 0 else rhs
             if i == s - 1 and tab.b_im == tab.a_im[-1] and tab.b_ex == tab.a_ex[-1]:
                 return y  # stiffly accurate: the last stage is the solution
-            li[i] = apply_linear(lin, y)
+            if any(tab.a_im[r][i] for r in range(i + 1, s)) or tab.b_im[i]:
+                if diagonal:
+                    li[i] = apply_linear(lin, y)
+                elif g != 0:
+                    li[i] = jax.tree.map(lambda a, b, g=g: (a - b) / (g * dt), y, rhs)
+                else:
+                    raise TypeError(f"{tab}: an explicit stage's L y is needed, which an implicit linear form "
+                                    "cannot give")
             if any(tab.a_ex[r][i] for r in range(i + 1, s)) or tab.b_ex[i]:
                 nl[i] = eq.nonlinear(y, t + tab.c[i] * dt)
             else:

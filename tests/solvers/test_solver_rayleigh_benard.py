@@ -33,7 +33,7 @@ def _eigenmodes(eq: RayleighBenard, ks: list[tuple[float, ...]]):
 
 
 def _rates(eq: RayleighBenard, index: list[tuple[int, ...]], t: float, steps: int) -> np.ndarray:
-    s0 = _eigenmodes(eq, [tuple(2 * math.pi * n / L for n, L in zip(i, eq.walls.box_length[1:])) for i in index])
+    s0 = _eigenmodes(eq, [tuple(2 * math.pi * n / L for n, L in zip(i, eq.grid.box_length[1:])) for i in index])
     s1 = IFRK4(eq).advance(s0, 0.0, t / steps, steps)
     a0, a1 = np.asarray(s0)[eq.dim], np.asarray(s1)[eq.dim]
     return np.array([math.log(abs(a1[(1,) + i]) / abs(a0[(1,) + i])) / t for i in index])
