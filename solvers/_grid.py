@@ -253,8 +253,9 @@ class Grid:
         parity's grid (:meth:`with_basis`) for odd orders. Chebyshev: the recurrence on the coefficients.
         """
         b = self.bases[axis]
-        if isinstance(b, Chebyshev):
-            return b.derivative(c, c.ndim - self.ndim + axis, order)
+        if isinstance(b, Chebyshev):  # a recurrence along the (unsharded) axis: run on each device's block
+            ax = c.ndim - self.ndim + axis
+            return self.local_map(lambda a: b.derivative(a, ax, order), c)
         k = self.wavenumbers(axis, odd=order % 2 == 1)
         if isinstance(b, Fourier):
             return (1j * k) ** order * c
@@ -262,6 +263,39 @@ class Grid:
             sign = (_SINE_SIGNS if isinstance(b, Sine) else _COSINE_SIGNS)[order % 4]
             return sign * k ** order * c
         raise NotImplementedError(f"no derivative for {type(b).__name__}")
+
+    # ----- per-device work on the spectral layout ----------------------------------------------------------
+    def local_map(self, fn: Callable, *arrays: jax.Array, scalars: tuple = ()) -> jax.Array:
+        """Run ``fn(*blocks, *scalars)`` on each device's block of ``arrays`` (spectral layout, any leading batch
+        axes; all of the same rank) and return the result on the same layout: for work along an unsharded axis
+        that must not communicate (implicit solves along the wall-normal axis). ``scalars`` (e.g. a step size)
+        are passed to every device. Inside ``fn``, :meth:`local_table` gives the device's slice of a per-axis
+        table."""
+        if self.mesh.size == 1:
+            return fn(*arrays, *scalars)
+        batch = arrays[0].ndim - self.ndim
+        spec = PartitionSpec(*((None,) * batch), *self._spec.spec)
+        rep = PartitionSpec()
+        scalars = tuple(self.replicate(jnp.asarray(v)) for v in scalars)
+        return jax.shard_map(fn, mesh=self.mesh, in_specs=(spec,) * len(arrays) + (rep,) * len(scalars),
+                             out_specs=spec, check_vma=False)(*arrays, *scalars)
+
+    def local_table(self, table: np.ndarray, axis: int, real: bool = True) -> jax.Array:
+        """Inside :meth:`local_map`: this device's entries of the 1D spectral ``table`` of ``axis``, shaped to
+        broadcast against the local block (outside it, or on one device: the whole table)."""
+        table = np.asarray(table)
+        entry = (tuple(self._spec.spec) + (None,) * self.ndim)[axis]
+        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        if self.mesh.size == 1 or not names:
+            return self.along(table, axis, real)
+        sizes = dict(zip(self.mesh.axis_names, self.mesh.axis_sizes))
+        block = table.shape[0] // math.prod(sizes[n] for n in names)
+        index = 0
+        for n in names:  # the position of this device's block along the axis (mesh axes in the spec's order)
+            index = index * sizes[n] + jax.lax.axis_index(n)
+        local = jax.lax.dynamic_slice_in_dim(jnp.asarray(table, self.dtype if real else self.cdtype),
+                                             index * block, block)
+        return local.reshape([-1 if d == axis else 1 for d in range(self.ndim)])
 
     # ----- means -----------------------------------------------------------------------------------
     def mean(self, f: jax.Array) -> jax.Array:

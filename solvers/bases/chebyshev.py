@@ -63,6 +63,12 @@ class Chebyshev(Basis):
     def weights(self) -> np.ndarray:
         return _cc_weights(self.n) * (self.length / 2)
 
+    def local_spacing(self) -> np.ndarray:
+        """Distance from each point to its nearer neighbour (the cell size of a CFL condition)."""
+        x = self.points()
+        gaps = np.diff(x)
+        return np.minimum(np.r_[gaps[0], gaps], np.r_[gaps, gaps[-1]])
+
     def keep(self, rule: str) -> np.ndarray:
         k = np.arange(self.n)
         if rule == "2/3":

@@ -4,6 +4,7 @@ from ._base import Equation as Equation
 from .allen_cahn import AllenCahn as AllenCahn
 from .burgers import Burgers as Burgers
 from .cahn_hilliard import CahnHilliard as CahnHilliard
+from .channel import Channel as Channel
 from .gross_pitaevskii import GrossPitaevskii as GrossPitaevskii
 from .navier_stokes import NavierStokes as NavierStokes
 from .navier_stokes_2d import NavierStokes2D as NavierStokes2D
@@ -19,9 +20,10 @@ EQUATIONS.update({c.name: c for c in (CahnHilliard, AllenCahn, NavierStokes2D, B
 #: steady solvers (Python API), listed by ``python -m solvers list``
 SOLVERS = {Poisson.name: Poisson}
 EQUATIONS[RayleighBenard.name] = RayleighBenard
+EQUATIONS[Channel.name] = Channel
 SOLVERS[PoissonWalls.name] = PoissonWalls
 
 __all__ = ["EQUATIONS", "SOLVERS", "Equation", "NavierStokes", "Poisson"]
 __all__ += ["GrossPitaevskii", "SchrodingerPoisson"]
 __all__ += ["AllenCahn", "Burgers", "CahnHilliard", "NavierStokes2D"]
-__all__ += ["PoissonWalls", "RayleighBenard"]
+__all__ += ["Channel", "PoissonWalls", "RayleighBenard"]

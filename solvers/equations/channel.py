@@ -1,0 +1,249 @@
+"""Plane channel flow between no-slip walls at ``y = -1`` and ``y = 1``, periodic in x (and z in 3D)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._grid import Grid
+from .._params import InitialCondition, Param
+from ..bases import Chebyshev, Fourier, RealFourier, _tau
+from ._base import Equation
+from ._kmm import WallVelocity, laminar_profile
+
+DRIVES = ("flow-rate", "pressure")
+#: wall-normal mean of the laminar profile ``U = 1 - y^2``: the bulk velocity a flow-rate drive keeps
+LAMINAR_BULK = 2.0 / 3.0
+
+
+def _laminar(eq: Channel) -> jax.Array:
+    """Laminar Poiseuille flow ``U = 1 - y^2``."""
+    return eq.state_from_tables()
+
+
+def _tollmien_schlichting(eq: Channel, alpha: float, amplitude: float) -> jax.Array:
+    """Laminar flow plus ``amplitude`` times the least stable Orr-Sommerfeld mode of wavenumber ``alpha``
+    (``u' = amplitude Re(u_hat(y) exp(i alpha x))`` with ``max |u_hat| = 1``), spanwise uniform."""
+    from ..stability import orr_sommerfeld
+
+    g = eq.grid
+    m = alpha * g.box_length[1] / (2 * math.pi)
+    if abs(m - round(m)) > 1e-9 or round(m) < 1 or round(m) >= g.shape[1] // 2:
+        raise ValueError(f"channel --ic tollmien-schlichting: alpha = {alpha:g} must be a positive multiple of "
+                         f"2 pi / Lx = {2 * math.pi / g.box_length[1]:.6g} below the x resolution (Lx = 2 pi / alpha "
+                         "is the default box)")
+    n = g.shape[0]
+    _, v = orr_sommerfeld.least_stable_mode(eq.Re, alpha, n=max(n - 1, 96))
+    v = np.pad(np.asarray(v), (0, max(0, n - len(v))))[:n]
+    phi = np.asarray(_tau.derivative(jnp.asarray(v), 2)) - alpha ** 2 * v  # lap v of the mode, y in [-1, 1]
+    return eq.state_from_tables(mode=(int(round(m)), 0.5 * amplitude * phi))
+
+
+def _turbulent(eq: Channel, amplitude: float, seed: int) -> jax.Array:
+    """Laminar flow plus a random perturbation of rms velocity ``amplitude`` in the lowest modes (horizontal mode
+    numbers ``|m| <= 4``, Chebyshev degree ``<= ny / 2``), smoothed by one implicit diffusion solve so that it
+    satisfies the wall conditions; in 3D at ``Re`` of a few thousand it goes turbulent."""
+    g, kmm = eq.grid, eq.kmm
+    noise = jax.jit(lambda key: jnp.stack([jax.random.normal(k, g.shape, g.dtype)
+                                           for k in jax.random.split(key, kmm.fields)]),
+                    out_shardings=g.real_sharding(1))(jax.random.key(int(seed)))
+
+    def build(noise):
+        off_mean = 1 - kmm.mean_mask()
+        low = g.along(np.arange(g.shape[0]) <= g.shape[0] // 2, 0)
+        for d in range(1, g.ndim):
+            low = low * g.along(np.abs(g.bases[d].modes()) <= 4, d)
+        s = kmm.solve(g.forward(noise) * low * off_mean, jnp.asarray(1e-2 / eq.nu, g.dtype)) * off_mean
+        u, _ = kmm.velocity(s)
+        return s * (amplitude / jnp.sqrt(g.mean_square(u) / eq.dim))
+    with jax.set_mesh(g.mesh):
+        return jax.jit(build)(noise) + eq.state_from_tables()
+
+
+class Channel(Equation):
+    """Incompressible flow between no-slip walls at ``y = -1, 1``, periodic in x (and z), driven at constant
+    flow rate (default) or constant pressure gradient.
+
+    Units: half-width ``h`` and the centreline velocity ``U_c`` of laminar Poiseuille flow ``U = 1 - y^2``;
+    ``Re = U_c h / nu``. ``drive="flow-rate"`` keeps the bulk velocity at the laminar ``2/3`` (bulk Reynolds
+    number ``2 h U_b / nu = 4 Re / 3``; Lee & Moser's ``Re_tau = 180`` case, ``Re_b = 5600``, is ``Re = 4200``)
+    with a uniform pressure gradient found at every implicit stage; ``drive="pressure"`` applies the laminar
+    gradient ``2 / Re``. Formulation: velocity-vorticity (Kim, Moin & Moser 1987; :mod:`._kmm`), Chebyshev tau in
+    y with the influence-matrix method for ``v = v' = 0``, Fourier in x and z, rotational nonlinear term
+    dealiased by the grid's rule, IMEX time stepping (``--integrator imex``) with banded implicit solves.
+
+    Grid: ``(ny, nx[, nz])`` with ``y`` first (Chebyshev Gauss-Lobatto points, walls included), box
+    ``(2, Lx[, Lz])``. State: complex ``(F, ny, nx[, nz // 2 + 1])``, ``F = 1`` in 2D, 2 in 3D (see
+    :class:`~._kmm.WallVelocity`), on ``grid.spectral_sharding(1)``.
+
+    Args:
+      grid: a grid of shape ``(ny, nx[, nz])`` and box ``(2, Lx[, Lz])`` (rebuilt with the wall basis).
+      Re: Reynolds number. drive: ``flow-rate`` or ``pressure``.
+
+    Raises:
+      ValueError: bad parameters (naming them), a wall-normal box other than 2.
+    """
+
+    name = "channel"
+    description = ("plane channel flow between no-slip walls y = -1, 1 (Chebyshev tau in y, Fourier in x, z; "
+                   "velocity-vorticity form; --n NY NX [NZ])")
+    ndims = (2, 3)
+    default_integrator = "imex"
+    linear_form = "implicit"
+    plot_file = "velocity.png"
+    parameters = (
+        Param("Re", 5000.0, "Reynolds number U_c h / nu of the laminar flow U = 1 - y^2", low=0, low_open=True),
+        Param("drive", "flow-rate", "flow-rate (bulk velocity kept at the laminar 2/3) or pressure (the laminar "
+              "pressure gradient 2 / Re)", str, choices=DRIVES),
+    )
+    initial_conditions = {
+        "laminar": InitialCondition(_laminar, (), "laminar Poiseuille flow U = 1 - y^2"),
+        "tollmien-schlichting": InitialCondition(_tollmien_schlichting, (
+            Param("alpha", 1.0, "streamwise wavenumber of the Orr-Sommerfeld mode", low=0, low_open=True),
+            Param("amplitude", 1e-5, "max |u'| of the mode", low=0)),
+            "laminar + amplitude x the least stable Orr-Sommerfeld mode (default box Lx = 2 pi / alpha)"),
+        "turbulent": InitialCondition(_turbulent, (
+            Param("amplitude", 0.1, "rms velocity of the random perturbation", low=0),
+            Param("seed", 0, "random seed", int, low=0, flag="--seed")),
+            "laminar + a random perturbation satisfying the wall conditions (3D transition)"),
+    }
+
+    def __init__(self, grid: Grid, Re: float = 5000.0, drive: str = "flow-rate"):
+        if grid.box_length[0] != 2.0:
+            raise ValueError(f"channel: the wall-normal box (first entry of the box length) must be 2 (walls at "
+                             f"y = -1, 1), got {grid.box_length[0]}")
+        wall = type(self).grid_for(grid.shape, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
+                                   dealias=grid.dealias_rule, backend=grid.backend, params={})
+        super().__init__(wall, Re=Re, drive=drive)
+        self.nu = 1.0 / self.Re
+        self.dim = wall.ndim
+        self.kmm = WallVelocity(wall, self.nu)
+
+    # ----- grid ----------------------------------------------------------------------------------------
+    @classmethod
+    def check_shape(cls, shape: tuple[int, ...], params: dict[str, Any]) -> None:
+        if shape[0] < 5 or any(n < 4 or n % 2 for n in shape[1:]):
+            raise ValueError(f"channel takes NY NX [NZ]: NY >= 5 Chebyshev points across the channel and even "
+                             f"NX, NZ >= 4, got {' '.join(map(str, shape))}")
+
+    @classmethod
+    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> Grid:
+        """Chebyshev in y on ``[-1, 1]`` (axis 0), Fourier in x, a half spectrum in z (3D)."""
+        bases = [Chebyshev(shape[0], (-1.0, 1.0))] + [Fourier(n, L) for n, L in zip(shape[1:], box_length[1:])]
+        if len(shape) == 3:
+            bases[2] = RealFourier(shape[2], box_length[2])
+        return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend,
+                    axis_names=("y", "x", "z")[:len(shape)])
+
+    @classmethod
+    def default_box_length(cls, ndim: int, params: dict[str, Any] | None = None) -> tuple[float, ...]:
+        """``(2, 2 pi / alpha[, pi])`` (``alpha``: the Tollmien-Schlichting wavenumber, default 1)."""
+        alpha = float((params or {}).get("alpha", 1.0))
+        return (2.0, 2 * math.pi / alpha) + ((math.pi,) if ndim == 3 else ())
+
+    def abstract_state(self) -> jax.ShapeDtypeStruct:
+        g = self.grid
+        return jax.ShapeDtypeStruct((self.kmm.fields,) + g.spectral_shape, g.cdtype, sharding=g.spectral_sharding(1))
+
+    def state_from_tables(self, mode: tuple[int, np.ndarray] | None = None) -> jax.Array:
+        """The laminar state, plus ``mode = (m, phi_coeffs)``: ``phi`` at streamwise index ``m`` (and its complex
+        conjugate at ``-m``), spanwise mode 0."""
+        g, kmm = self.grid, self.kmm
+        lam = laminar_profile(g.shape[0])
+
+        def build():
+            s = g.along(lam, 0) * kmm.mean_mask()
+            if mode is not None:
+                m, phi = mode
+                idx = np.round(g.bases[1].modes()).astype(int)
+                at = g.along(phi, 0, real=False) * g.along(idx == m, 1) + \
+                    g.along(np.conj(phi), 0, real=False) * g.along(idx == -m, 1)
+                for d in range(2, g.ndim):
+                    at = at * g.along(g.bases[d].modes() == 0, d)
+                s = s + at
+            s = jnp.broadcast_to(s.astype(g.cdtype), g.spectral_shape)
+            return jnp.stack([s] + [jnp.zeros_like(s)] * (kmm.fields - 1))
+        with jax.set_mesh(g.mesh):
+            return jax.jit(build, out_shardings=g.spectral_sharding(1))()
+
+    # ----- equation ------------------------------------------------------------------------------------
+    def linear(self) -> jax.Array:
+        raise TypeError("channel has no diagonal linear operator (its implicit part couples Chebyshev "
+                        "coefficients): use an IMEX integrator")
+
+    def implicit_factor(self, h: jax.Array) -> jax.Array:
+        return jnp.asarray(h)
+
+    def implicit_solve(self, rhs: jax.Array, h: jax.Array) -> jax.Array:
+        return self.kmm.solve(rhs, h, LAMINAR_BULK if self.drive == "flow-rate" else None)
+
+    def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
+        g, kmm = self.grid, self.kmm
+        u, _ = kmm.velocity(s)
+        w = kmm.vorticity(u, s)
+        phys = g.to_physical(jnp.concatenate([u, w if self.dim == 3 else w[None]]))
+        H = g.from_physical(kmm.lamb(phys[:self.dim], phys[self.dim:] if self.dim == 3 else phys[self.dim]))
+        force = 0.0
+        if self.drive == "pressure":
+            force = g.along(np.eye(g.shape[0])[0] * 2 * self.nu, 0)
+        return kmm.tendency(H, force)
+
+    # ----- diagnostics ---------------------------------------------------------------------------------
+    def mean_profile(self, s: jax.Array) -> jax.Array:
+        """Chebyshev coefficients of the mean streamwise velocity ``U(y)`` (replicated)."""
+        return self.grid.replicate(jnp.sum((s[0] * self.kmm.mean_mask()).real, axis=tuple(range(1, self.dim))))
+
+    def energy(self, s: jax.Array) -> jax.Array:
+        """Kinetic energy ``<|u|^2> / 2`` (volume mean)."""
+        u, _ = self.kmm.velocity(s)
+        return 0.5 * self.grid.mean_square(u)
+
+    def perturbation_energy(self, s: jax.Array) -> jax.Array:
+        """``<|u - U_laminar|^2> / 2``, ``U_laminar = 1 - y^2``."""
+        g = self.grid
+        u, _ = self.kmm.velocity(s)
+        lam = g.along(laminar_profile(g.shape[0]), 0) * self.kmm.mean_mask()
+        return 0.5 * g.mean_square(u.at[1].add(-lam))
+
+    def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
+        U = self.mean_profile(s)
+        dU = _tau.derivative(U)
+        top, bottom = _tau.boundary_values(dU)
+        tau_b, tau_t = self.nu * bottom, -self.nu * top
+        return {"energy": self.energy(s), "perturbation_energy": self.perturbation_energy(s),
+                "bulk_velocity": 0.5 * _tau.integrate(U), "wall_shear_bottom": tau_b, "wall_shear_top": tau_t,
+                "re_tau": jnp.sqrt(jnp.maximum(0.5 * (tau_b + tau_t), 0)) / self.nu,
+                "cfl": dt * self.max_rate(s)}
+
+    def max_rate(self, s: jax.Array) -> jax.Array:
+        u, _ = self.kmm.velocity(s)
+        return self.kmm.max_rate(self.grid.backward(u))
+
+    def energy_bound(self, initial: float) -> float:
+        """A bound no physical flow exceeds: with the pressure drive, ``dE/dt = Pi U_b - nu <|grad u|^2>`` and
+        the Poincare inequality (``pi^2 / 4`` on ``[-1, 1]``) give ``E <= 8 Pi^2 / (nu^2 pi^4)`` (4 times that
+        returned); at constant flow rate, 100 times the larger of the initial and the laminar energy."""
+        laminar = 4.0 / 15.0
+        if self.drive == "pressure":
+            return 4 * max(initial, 8 * (2 * self.nu) ** 2 / (self.nu ** 2 * math.pi ** 4))
+        return 100 * max(initial, laminar)
+
+    def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
+        """Streamwise ``u``, wall-normal ``v`` and (3D) spanwise ``w`` velocity on the Chebyshev points."""
+        u, _ = self.kmm.velocity(s)
+        p = self.grid.backward(u)
+        out = {"u": p[1], "v": p[0]}
+        if self.dim == 3:
+            out["w"] = p[2]
+        return out
+
+    def plot_field(self, s: jax.Array) -> tuple[str, jax.Array]:
+        u, _ = self.kmm.velocity(s)
+        p = self.grid.backward(u[1])
+        plane = p if self.dim == 2 else p[..., 0]
+        label = "streamwise velocity u (horizontal: x, vertical: y)" + (", plane z = 0" if self.dim == 3 else "")
+        return label, self.grid.replicate(plane.T)

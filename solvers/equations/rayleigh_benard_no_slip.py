@@ -1,0 +1,149 @@
+"""Rayleigh-Benard convection between no-slip (rigid) plates: Chebyshev in z with tau boundary conditions."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from .._grid import Grid
+from ..bases import Chebyshev, Fourier, RealFourier, _tau
+from ._kmm import WallVelocity
+from .rayleigh_benard import RayleighBenard
+
+
+class NoSlip(RayleighBenard):
+    """Rigid plates (``u = 0``, ``theta = 0`` at ``z = 0, 1``): the velocity in the velocity-vorticity form of
+    :class:`~solvers.equations._kmm.WallVelocity` (viscosity ``Pr``, buoyancy ``Ra Pr theta`` along z in the
+    Lamb vector) and the temperature perturbation ``theta``, all Chebyshev in z (Gauss-Lobatto points, plates
+    included) and Fourier horizontally (a half spectrum on the last horizontal axis in 3D). IMEX: advection,
+    buoyancy and the base gradient explicit (from the physical fields, so only what they show drives the flow),
+    diffusion implicit with banded tau solves per horizontal wavenumber.
+
+    State: complex ``(F + 1, nz, nx[, ny // 2 + 1])``: the velocity fields (``F = 1`` in 2D, 2 in 3D) and
+    ``theta``, on ``grid.spectral_sharding(1)``.
+    """
+
+    linear_form = "implicit"
+
+    @classmethod
+    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend) -> Grid:
+        """Chebyshev in z on ``[0, 1]``, Fourier in x, a half spectrum in y (3D)."""
+        bases = [Chebyshev(shape[0], (0.0, box_length[0]))] + [Fourier(n, L) for n, L in zip(shape[1:],
+                                                                                         box_length[1:])]
+        if len(shape) == 3:
+            bases[2] = RealFourier(shape[2], box_length[2])
+        return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=("z", "x", "y")[:len(shape)])
+
+    def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2,
+                 walls: str = "no-slip"):
+        super().__init__(grid, Ra=Ra, Pr=Pr, amplitude=amplitude, walls=walls)
+        self.kmm = WallVelocity(self.grid, self.Pr)
+        self.nv = self.kmm.fields
+
+    def abstract_state(self) -> jax.ShapeDtypeStruct:
+        g = self.grid
+        return jax.ShapeDtypeStruct((self.nv + 1,) + g.spectral_shape, g.cdtype, sharding=g.spectral_sharding(1))
+
+    def from_physical(self, fn) -> jax.Array:
+        """State from ``fn(z, x[, y]) -> (u_x[, u_y], w, theta)`` in physical space; the velocity must satisfy the
+        no-slip conditions (it is carried as ``lap w``, the vertical vorticity and the mean horizontal flow)."""
+        g, kmm, d = self.grid, self.kmm, self.dim
+
+        def build(*xyz):
+            fields = fn(*xyz)
+            if len(fields) != d + 1:
+                raise ValueError(f"rayleigh-benard: the field function must return {d + 1} fields, got {len(fields)}")
+            c = g.dealias(g.forward(jnp.stack(fields)))
+            u = jnp.concatenate([c[d - 1:d], c[: d - 1]])  # array-axis order: (w, u_x[, u_y])
+            m = kmm.mean_mask()
+            phi = (kmm.dy(u[0], 2) - kmm.kappa2() * u[0]) * (1 - m) + u[1] * m
+            out = [phi]
+            if d == 3:
+                k1, k2 = kmm.kh()
+                out.append((1j * k1 * u[2] - 1j * k2 * u[1]) * (1 - m) + u[2] * m)
+            return jnp.stack(out + [c[d]])
+        if not jax.sharding.get_abstract_mesh().empty:
+            return build(*g.coordinates())
+        with jax.set_mesh(g.mesh):
+            return jax.jit(build)(*g.coordinates())
+
+    # ----- equation ----------------------------------------------------------------------------------
+    def linear(self) -> jax.Array:
+        raise TypeError("rayleigh-benard with walls=no-slip has no diagonal linear operator (its implicit part "
+                        "couples Chebyshev coefficients): use an IMEX integrator")
+
+    def implicit_factor(self, h: jax.Array) -> jax.Array:
+        return jnp.asarray(h)
+
+    def implicit_solve(self, rhs: jax.Array, h: jax.Array) -> jax.Array:
+        vel = self.kmm.solve(rhs[: self.nv], h)
+        hs = h / self.kmm.scale
+
+        def theta(r, hs):
+            k2 = self.kmm.kappa2(local=True) * self.kmm.scale
+            return _tau.helmholtz(-r[0] / hs, k2[0] + 1 / hs)[None]
+        return jnp.concatenate([vel, self.grid.local_map(theta, rhs[self.nv:], scalars=(hs,))])
+
+    def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
+        g, kmm, d = self.grid, self.kmm, self.dim
+        u, _ = kmm.velocity(s[: self.nv])
+        w = kmm.vorticity(u, s[: self.nv])
+        w = w if d == 3 else w[None]
+        p = g.to_physical(jnp.concatenate([u, w, s[self.nv:]]))
+        up, wp, th = p[:d], p[d:-1], p[-1]
+        H = kmm.lamb(up, wp if d == 3 else wp[0])
+        H = H.at[0].add(self.Ra * self.Pr * th)
+        c = g.from_physical(jnp.concatenate([H, up * th, up[:1]]))
+        flux = c[d:2 * d]
+        kh = kmm.kh()
+        adv = kmm.dy(flux[0]) + sum(1j * k * flux[i + 1] for i, k in enumerate(kh))
+        return jnp.concatenate([kmm.tendency(c[:d]), (c[2 * d] - adv)[None]])
+
+    # ----- diagnostics ---------------------------------------------------------------------------------
+    def _phys_velocity(self, s: jax.Array) -> jax.Array:
+        u, _ = self.kmm.velocity(s[: self.nv])
+        return u
+
+    def energy(self, s: jax.Array) -> jax.Array:
+        """Kinetic energy ``<|u|^2> / 2``."""
+        return 0.5 * self.grid.mean_square(self._phys_velocity(s))
+
+    def plate_nusselt(self, s: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Nusselt numbers ``-d_z <T>`` at the bottom (z = 0) and top (z = 1) plates."""
+        theta = self.grid.replicate(jnp.sum((s[self.nv] * self.kmm.mean_mask()).real,
+                                            axis=tuple(range(1, self.dim))))
+        top, bottom = _tau.boundary_derivatives(theta)
+        scale = 2 / self.grid.box_length[0]
+        return 1 - scale * bottom, 1 - scale * top
+
+    def nusselt(self, s: jax.Array) -> jax.Array:
+        """Volume-averaged Nusselt number ``1 + <w theta>``."""
+        return 1 + self.grid.inner(self._phys_velocity(s)[0], s[self.nv])
+
+    def max_rate(self, s: jax.Array) -> jax.Array:
+        """Advective rate ``max sum |u_i| / dx_i`` plus the buoyancy frequency bound ``sqrt(Ra Pr)``."""
+        return self.kmm.max_rate(self.grid.backward(self._phys_velocity(s))) + math.sqrt(self.Ra * self.Pr)
+
+    def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
+        bottom, top = self.plate_nusselt(s)
+        return {"energy": self.energy(s), "nusselt": self.nusselt(s), "nusselt_bottom": bottom,
+                "nusselt_top": top, "cfl": dt * self.max_rate(s)}
+
+    def temperature(self, s: jax.Array) -> jax.Array:
+        z = self.grid.coordinates()[0]
+        return 1 - z + self.grid.backward(s[self.nv])
+
+    def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
+        """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``T`` on the
+        Chebyshev points."""
+        p = self.grid.backward(self._phys_velocity(s))
+        out = {"u": p[1]}
+        if self.dim == 3:
+            out["v"] = p[2]
+        out["w"] = p[0]
+        out["temperature"] = self.temperature(s)
+        return out
+
+
