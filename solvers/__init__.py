@@ -26,6 +26,7 @@ from .equations import SOLVERS as SOLVERS
 from .equations import Equation as Equation
 from .equations import NavierStokes as NavierStokes
 from .equations import Poisson as Poisson
+from .equations import PoissonChebyshev as PoissonChebyshev
 from .equations import PoissonWalls as PoissonWalls
 from .equations import RayleighBenard as RayleighBenard
 from .integrators import ETDRK4 as ETDRK4
@@ -59,6 +60,7 @@ __all__ = [
     "Output",
     "Param",
     "Poisson",
+    "PoissonChebyshev",
     "PoissonWalls",
     "RayleighBenard",
     "RunConfig",

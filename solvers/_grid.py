@@ -171,7 +171,14 @@ class Grid:
             c = fn(f, ndim=self.ndim, norm="forward", backend=self.backend)
         else:
             c = xfft.xr2rn(f, self.kinds, axes=self._axes(f), norm="forward")
+            c = self.reshard(c, self.spectral_sharding(c.ndim - self.ndim))  # (also where tracing hides the layout)
         return self._each_basis(c, "post_forward")
+
+    def reshard(self, a: jax.Array, target: NamedSharding) -> jax.Array:
+        """``a`` on ``target`` (a no-op when it is already there)."""
+        if self.mesh.size == 1:
+            return a
+        return jax.sharding.reshard(a, target) if self.explicit else jax.lax.with_sharding_constraint(a, target)
 
     def backward(self, c: jax.Array) -> jax.Array:
         """The physical field with coefficients ``c`` (inverse of :meth:`forward`); spectral sharding in, real
@@ -277,6 +284,7 @@ class Grid:
         spec = PartitionSpec(*((None,) * batch), *self._spec.spec)
         rep = PartitionSpec()
         scalars = tuple(self.replicate(jnp.asarray(v)) for v in scalars)
+        arrays = tuple(self.reshard(a, NamedSharding(self.mesh, spec)) for a in arrays)
         return jax.shard_map(fn, mesh=self.mesh, in_specs=(spec,) * len(arrays) + (rep,) * len(scalars),
                              out_specs=spec, check_vma=False)(*arrays, *scalars)
 

@@ -9,6 +9,7 @@ from .gross_pitaevskii import GrossPitaevskii as GrossPitaevskii
 from .navier_stokes import NavierStokes as NavierStokes
 from .navier_stokes_2d import NavierStokes2D as NavierStokes2D
 from .poisson import Poisson as Poisson
+from .poisson_chebyshev import PoissonChebyshev as PoissonChebyshev
 from .poisson_walls import PoissonWalls as PoissonWalls
 from .rayleigh_benard import RayleighBenard as RayleighBenard
 from .schrodinger_poisson import SchrodingerPoisson as SchrodingerPoisson
@@ -22,8 +23,9 @@ SOLVERS = {Poisson.name: Poisson}
 EQUATIONS[RayleighBenard.name] = RayleighBenard
 EQUATIONS[Channel.name] = Channel
 SOLVERS[PoissonWalls.name] = PoissonWalls
+SOLVERS[PoissonChebyshev.name] = PoissonChebyshev
 
 __all__ = ["EQUATIONS", "SOLVERS", "Equation", "NavierStokes", "Poisson"]
 __all__ += ["GrossPitaevskii", "SchrodingerPoisson"]
 __all__ += ["AllenCahn", "Burgers", "CahnHilliard", "NavierStokes2D"]
-__all__ += ["Channel", "PoissonWalls", "RayleighBenard"]
+__all__ += ["Channel", "PoissonChebyshev", "PoissonWalls", "RayleighBenard"]

@@ -60,6 +60,8 @@ def _turbulent(eq: Channel, amplitude: float, seed: int) -> jax.Array:
         s = kmm.solve(g.forward(noise) * low * off_mean, jnp.asarray(1e-2 / eq.nu, g.dtype)) * off_mean
         u, _ = kmm.velocity(s)
         return s * (amplitude / jnp.sqrt(g.mean_square(u) / eq.dim))
+    if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (traced by the driver's checks)
+        return build(noise) + eq.state_from_tables()
     with jax.set_mesh(g.mesh):
         return jax.jit(build)(noise) + eq.state_from_tables()
 
@@ -166,9 +168,11 @@ class Channel(Equation):
                     at = at * g.along(g.bases[d].modes() == 0, d)
                 s = s + at
             s = jnp.broadcast_to(s.astype(g.cdtype), g.spectral_shape)
-            return jnp.stack([s] + [jnp.zeros_like(s)] * (kmm.fields - 1))
+            return g.reshard(jnp.stack([s] + [jnp.zeros_like(s)] * (kmm.fields - 1)), g.spectral_sharding(1))
+        if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (traced by the driver's checks)
+            return build()
         with jax.set_mesh(g.mesh):
-            return jax.jit(build, out_shardings=g.spectral_sharding(1))()
+            return jax.jit(build)()
 
     # ----- equation ------------------------------------------------------------------------------------
     def linear(self) -> jax.Array:

@@ -1,16 +1,26 @@
-"""Rayleigh-Benard (free-slip): linear growth rates vs the closed-form dispersion relation, the onset
-Ra_c = 27 pi^4 / 4 at k_c = pi / sqrt(2), saturated rolls with heat-flux balance, parameter validation."""
+"""Rayleigh-Benard: free-slip linear growth rates vs the closed-form dispersion relation, the onset
+Ra_c = 27 pi^4 / 4 at k_c = pi / sqrt(2), saturated rolls with heat-flux balance, the bounded long runs (the
+blow-up of 0.2), the energy bound; no-slip onset and rolls; parameter validation and legacy checkpoints."""
 
 import csv
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from solvers import IFRK4, RunConfig, SpectralGrid, simulate
+import xfft
+from solvers import ETDRK4, IFRK4, IMEX, RunConfig, SpectralGrid, simulate
 from solvers._run import ConfigError
-from solvers.equations.rayleigh_benard import K_CRITICAL, RA_CRITICAL, RayleighBenard, growth_rate
+from solvers.equations.rayleigh_benard import (
+    K_CRITICAL,
+    K_CRITICAL_NO_SLIP,
+    RA_CRITICAL,
+    RA_CRITICAL_NO_SLIP,
+    RayleighBenard,
+    growth_rate,
+)
 
 EPS = 1e-8  # amplitude small enough that the quadratic terms are below round-off relative to the linear ones
 
@@ -103,3 +113,116 @@ def test_parameters_are_validated(tmp_path, meshes):
     with pytest.raises(ValueError, match="depth"):
         RayleighBenard(SpectralGrid((8, 8), meshes["slab"], ndim=2, box_length=2.0, dtype=jnp.float64))
     assert RayleighBenard.default_box_length(3) == (1.0, 2 * math.pi / K_CRITICAL, 2 * math.pi / K_CRITICAL)
+
+
+# ----- the blow-up of version 0.2 (issue 16, item 0) ------------------------------------------------------
+def _physical_energy(eq) -> float:
+    """``<|u|^2> / 2`` of the physical fields on the grid points (what a user sees)."""
+    def fields(s):
+        return eq.grid.backward(s[: eq.dim - 1]), eq.sines.backward(s[eq.dim - 1])
+    return fields
+
+
+@pytest.mark.parametrize("shape,Ra,ic,dt,t_end", [((16, 32), 2000.0, "single-mode", 2e-3, 20.0),
+                                                   ((8, 16, 16), 5000.0, "random", 4e-3, 3.0)])
+def test_free_slip_runs_stay_bounded_with_the_energy_of_the_physical_fields(shape, Ra, ic, dt, t_end):
+    """The README's 2D run (Ra = 2000, 16 x 32) to t = 20 and a 3D random start (Ra = 5000) to t = 3: in 0.2
+    their energy reached 4.9e34 and 3.3e12 (an anti-Hermitian part of the spectrum, invisible in the physical
+    fields, grew at the conduction state's growth rate). Now the 2D run holds its steady rolls (E = 113.97495,
+    plate and volume Nusselt numbers equal to 1e-6 at this resolution), the energy of the state equals the energy
+    of the physical fields to 1e-12, and the 3D run stays below the physical bound."""
+    L = 2 * math.pi / K_CRITICAL
+    grid = SpectralGrid(shape, None, ndim=len(shape), box_length=(1.0,) + (L,) * (len(shape) - 1),
+                        dtype=jnp.float64)
+    eq = RayleighBenard(grid, Ra=Ra, Pr=1.0)
+    s = ETDRK4(eq).advance(eq.initial_state(ic, **({"seed": 1} if ic == "random" else {})), 0.0, dt,
+                           int(round(t_end / dt)))
+    u, vert = (np.asarray(a) for a in jax.jit(_physical_energy(eq))(s))
+    physical = 0.5 * (np.sum(np.mean(u ** 2, axis=tuple(range(1, u.ndim)))) + np.mean(vert ** 2))
+    energy = float(eq.energy(s))
+    assert abs(energy / physical - 1) < 1e-12
+    assert energy < eq.energy_bound(0.0) / 4
+    if len(shape) == 2:
+        assert abs(energy - 113.97495) < 1e-4
+        nu, (bottom, top) = float(eq.nusselt(s)), (float(v) for v in eq.plate_nusselt(s))
+        assert abs(bottom - top) < 1e-12 and abs(nu / bottom - 1) < 1e-5  # measured 8.8e-7
+
+
+def test_energy_past_the_physical_bound_stops_the_run(tmp_path, monkeypatch):
+    """The blow-up check also stops a run whose energy passes the equation's physical bound (not only NaN/inf),
+    naming it; the CLI exits with 3 as for NaN."""
+    from solvers import BlowUpError
+    from solvers.equations.rayleigh_benard_free_slip import FreeSlip
+
+    monkeypatch.setattr(FreeSlip, "energy_bound", lambda self, initial: 1e-9)
+    cfg = RunConfig(equation="rayleigh-benard", n=(8, 8), t_end=1.0, dt=0.01, dtype="float64", out=str(tmp_path),
+                    progress=False, plots=False, params={"amplitude": 1.0})
+    with pytest.raises(BlowUpError, match="passed the physical bound 1e-09 of rayleigh-benard"):
+        simulate(cfg)
+
+
+# ----- no-slip plates (issue 16) ---------------------------------------------------------------------------
+def _no_slip_rate(Ra: float, nz: int = 17) -> float:
+    """Growth rate of the kinetic energy's square root of the k = 3.117 roll between rigid plates (2D, one
+    critical wavelength, a 1e-8 perturbation: linear), from t = 0.5 to 1 (the faster modes have decayed)."""
+    L = 2 * math.pi / K_CRITICAL_NO_SLIP
+    grid = RayleighBenard.grid_for((nz, 8), None, box_length=(1.0, L), dtype=jnp.float64, dealias="2/3",
+                                   backend=None, params={"walls": "no-slip"})
+    eq = RayleighBenard(grid, Ra=Ra, Pr=1.0, amplitude=1e-8, walls="no-slip")
+    integ = IMEX(eq)
+    s1 = integ.advance(eq.initial_state("single-mode"), 0.0, 2e-3, 250)
+    s2 = integ.advance(s1, 0.5, 2e-3, 250)
+    return math.log(float(eq.energy(s2)) / float(eq.energy(s1))) / 2 / 0.5
+
+
+def test_no_slip_onset_is_bracketed_by_the_solvers_growth_rates():
+    """Rigid plates: the solver's growth rates at k_c = 3.117 change sign between Ra_c (1 - 1e-3) and
+    Ra_c (1 + 1e-3), Ra_c = 1707.762 (Chandrasekhar 1961): decaying below (measured -0.0130), growing above
+    (+0.0130)."""
+    below, above = _no_slip_rate(RA_CRITICAL_NO_SLIP * (1 - 1e-3)), _no_slip_rate(RA_CRITICAL_NO_SLIP * (1 + 1e-3))
+    assert below < 0 < above, (below, above)
+    assert abs(above + below) < 0.05 * above  # symmetric about the onset: linear in Ra - Ra_c
+
+
+def test_no_slip_rolls_with_heat_flux_balance(tmp_path):
+    """Ra = 2500 between rigid plates through the driver: steady rolls whose Nusselt numbers at the bottom plate,
+    the top plate and in the volume agree (the heat flux balance; spectral convergence measured: 7.8e-7 apart at
+    17 points, 1.8e-10 at 25), Nu = 1.474208 (converged to 7 digits between 25 and 33 points)."""
+    cfg = RunConfig(equation="rayleigh-benard", ic="single-mode", n=(25, 16), t_end=12.0, dt=0.01,
+                    dtype="float64", out=str(tmp_path), progress=False, plots=False, diag_every=200,
+                    params={"Ra": 2500.0, "Pr": 1.0, "amplitude": 0.1, "walls": "no-slip"})
+    summary = simulate(cfg)
+    assert summary["config"]["integrator"] == "imex"
+    rows = list(csv.DictReader(open(tmp_path / "diagnostics.csv")))
+    last, prev = ({k: float(v) for k, v in r.items()} for r in (rows[-1], rows[-2]))
+    assert abs(last["energy"] / prev["energy"] - 1) < 1e-6  # steady
+    nu, bottom, top = last["nusselt"], last["nusselt_bottom"], last["nusselt_top"]
+    assert abs(bottom - top) < 1e-12 and abs(nu - bottom) < 1e-8 * nu, (nu, bottom, top)
+    assert abs(nu - 1.474208) < 1e-6
+
+
+def test_walls_parameter_and_legacy_checkpoints(tmp_path):
+    """``walls`` is validated like every parameter; a free-slip checkpoint written before ``walls`` existed
+    (its settings lack it) resumes as free-slip; a no-slip run refuses an explicit integrator that cannot
+    advance it."""
+    with pytest.raises(ConfigError, match="walls"):
+        simulate(RunConfig(equation="rayleigh-benard", n=8, out=str(tmp_path), params={"walls": "rigid"}))
+    with pytest.raises(ConfigError, match="--integrator etdrk4 cannot advance rayleigh-benard"):
+        simulate(RunConfig(equation="rayleigh-benard", n=(9, 8), out=str(tmp_path / "e"), integrator="etdrk4",
+                           params={"walls": "no-slip"}, progress=False, plots=False))
+    base = dict(equation="rayleigh-benard", n=(8, 8), dt=0.01, dtype="float64", progress=False, plots=False,
+                out=str(tmp_path / "r"))
+    simulate(RunConfig(t_end=0.05, **base))
+    from solvers import io
+    ck = io.Checkpoints(tmp_path / "r" / "checkpoints")
+    step = ck.latest_step()
+    meta = ck.read_meta(step)
+    meta["config"]["params"].pop("walls")
+    grid = SpectralGrid((8, 8), xfft.make_mesh("slab"), ndim=2, box_length=(1.0, 2 * math.pi / K_CRITICAL),
+                        dtype=jnp.float64)
+    state, _ = ck.restore(step, RayleighBenard(grid).abstract_state())
+    ck._manager.delete(step)
+    ck.save(step, state, meta)  # rewritten without `walls`, as version 0.2 wrote it
+    ck.close()
+    summary = simulate(RunConfig(t_end=0.1, resume=True, **base))
+    assert summary["steps_this_run"] == 5 and summary["physics"]["params"]["walls"] == "free-slip"
