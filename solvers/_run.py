@@ -326,7 +326,7 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
                "physics": res.physics(cfg)}
     if cfg.plots:
         field = run.eq.plot_field(state)  # every process takes part (a collective), process 0 draws
-        field = (field[0], np.asarray(field[1])) if field is not None else None
+        field = (field[0], np.asarray(field[1]), *field[2:]) if field is not None else None  # (label, plane[, axes])
         if run.lead:
             shape = grid.shape
             grid_txt = f"{shape[0]}^{len(shape)}" if len(set(shape)) == 1 else "x".join(map(str, shape))

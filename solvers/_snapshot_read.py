@@ -9,7 +9,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from ._snapshots import read_index, require_h5py
+from ._snapshots import axis_names, axis_points, read_index, require_h5py
 
 
 def _require_xarray():
@@ -66,9 +66,13 @@ def open_snapshots(path: str | os.PathLike):
       path: the series directory (``RUN/snapshots``), the run directory, or its ``snapshots.xmf``/``.json``.
 
     Returns:
-      ``xarray.Dataset`` with one variable per field, dimensions ``time, x, y(, z)``, coordinates in box units
-      (``x = i * L_x / n_x``), a ``step`` coordinate along ``time``, and attributes ``equation``, ``parameters``
-      (JSON) and ``grid`` (JSON: shape, box_length, spacing). Values are read from disk only when indexed.
+      ``xarray.Dataset`` with one variable per field, dimensions ``time`` and the grid's axis names in array
+      order (``time, x, y, z`` for the periodic box, ``time, y, x, z`` for the channel, ``time, z, x`` for 2D
+      convection), the true coordinates of every axis (the Chebyshev points of a wall-normal axis, cell centres
+      of a cosine/sine axis, ``i * L / n`` of a periodic one), a ``step`` coordinate along ``time``, and
+      attributes ``equation``, ``parameters`` (JSON) and ``grid`` (JSON: the grid's geometry). Series written
+      before the axis names were recorded open as before: dimensions ``x, y(, z)``, coordinates ``i * L / n``.
+      Values are read from disk only when indexed.
 
     Raises:
       FileNotFoundError: no series at ``path``. ImportError: xarray or h5py missing.
@@ -78,11 +82,11 @@ def open_snapshots(path: str | os.PathLike):
     index = read_index(d)
     grid = index["grid"]
     shape = tuple(grid["shape"])
-    dims = ("x", "y", "z")[: len(shape)]
+    dims = axis_names(grid)
     entries = index["snapshots"]
     files = [d / e["file"] for e in entries]
     dtype = np.result_type(*[np.dtype(e["dtype"]) for e in entries]) if entries else np.dtype("float32")
-    coords = {ax: (ax, np.arange(n) * h) for ax, n, h in zip(dims, shape, grid["spacing"])}
+    coords = {ax: (ax, pts) for ax, pts in zip(dims, axis_points(grid))}
     coords["time"] = ("time", np.array([e["t"] for e in entries], dtype=float))
     coords["step"] = ("time", np.array([e["step"] for e in entries], dtype=np.int64))
     data = {name: xr.Variable(("time",) + dims, _lazy_series(xr, files, name, shape, dtype))

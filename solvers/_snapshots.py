@@ -4,8 +4,16 @@ Layout of a snapshot directory (``RUN/snapshots``)::
 
     snapshots.xmf            XDMF 2 temporal collection (ParaView, VisIt): grid, box, times, every field
     snapshots.json           the series index (equation, parameters, grid, fields, one entry per snapshot)
-    snap_00003.h5            master file of snapshot 3: one virtual dataset per field (global shape)
+    snap_00003.h5            master file of snapshot 3: one virtual dataset per field (global shape) and the
+                             points of each axis, ``/coordinates/NAME``
     snap_00003.p0001.h5      the blocks that process 1 holds: ``/FIELD/I_J_K`` (offset of the block)
+
+The index's (and each master file's) ``grid`` is the grid's :meth:`~solvers.Grid.geometry` (shape, box, mean
+spacing, domain origin, axis ``names``, each axis's basis with its ``points`` where they are not uniform) plus
+``start``, the first point of each axis (a cell-centred axis starts half a cell inside its domain):
+:func:`axis_points` turns it into the true coordinates. The XDMF describes uniform grids as a ``CoRectMesh``
+(origin and spacing) and grids with a non-uniform axis (Chebyshev points) as a ``RectMesh`` with one coordinate
+array per axis, so ParaView shows the real geometry.
 
 Every process writes only the blocks its devices hold (one block at a time on the host); process 0 writes the
 master file, the index and the XDMF file, each to a temporary name that is renamed when complete, so a run
@@ -29,6 +37,8 @@ import numpy as np
 XDMF_NAME = "snapshots.xmf"
 INDEX_NAME = "snapshots.json"
 DTYPES = ("float32", "float64")
+#: the group of a master file that holds the points of each axis (``/coordinates/NAME``, float64)
+COORDINATES = "coordinates"
 _TOL = 1e-9
 
 
@@ -100,13 +110,53 @@ def read_index(directory: str | os.PathLike) -> dict:
         raise FileNotFoundError(f"no snapshot series in {str(p)!r} ({INDEX_NAME} missing)") from None
 
 
+def grid_metadata(grid) -> dict:
+    """What a series records about its grid: :meth:`~solvers.Grid.geometry` plus ``start``, the first point of
+    each axis (JSON-ready)."""
+    meta = grid.geometry()
+    meta["start"] = [float(b.points()[0]) for b in grid.bases]
+    return meta
+
+
+def axis_names(meta: dict) -> tuple[str, ...]:
+    """The coordinate name of each axis of an index's ``grid`` (``x, y, z`` for series written before the names
+    were recorded)."""
+    return tuple(meta.get("names") or ("x", "y", "z")[: len(meta["shape"])])
+
+
+def axis_points(meta: dict) -> list[np.ndarray]:
+    """The points of each axis (float64) from an index's ``grid``: the recorded ``points`` of a non-uniform axis,
+    else ``start + i * spacing`` (``start`` 0 for series written before it was recorded)."""
+    axes = meta.get("axes") or [{}] * len(meta["shape"])
+    start = meta.get("start") or [0.0] * len(meta["shape"])
+    out = []
+    for n, h, a, x0 in zip(meta["shape"], meta["spacing"], axes, start):
+        pts = np.asarray(a["points"], float) if "points" in a else x0 + np.arange(n) * float(h)
+        out.append(pts)
+    return out
+
+
 def _xdmf(index: dict) -> str:
+    """The XDMF 2 temporal collection of a series index.
+
+    XDMF lists ``Dimensions`` slowest axis first (the array's axis order) and so do a ``CoRectMesh``'s origin and
+    spacing; a ``RectMesh``'s ``VX`` is the fastest-varying (last) array axis, ``VY`` the one before (VTK's
+    reader maps them to its X and Y). Coordinate arrays are read from each master file's ``/coordinates``. (In
+    2D, VTK's reader puts a ``CoRectMesh`` in its Y-Z plane, the first array axis along Z, and a ``RectMesh`` in
+    its X-Y plane, the first array axis along Y.)
+    """
     grid = index["grid"]
-    shape, spacing = grid["shape"], grid["spacing"]
+    shape = grid["shape"]
     nd = len(shape)
+    names = axis_names(grid)
     dims = " ".join(map(str, shape))
-    kind = "3DCoRectMesh" if nd == 3 else "2DCoRectMesh"
-    geom = "ORIGIN_DXDYDZ" if nd == 3 else "ORIGIN_DXDY"
+    rect = any("points" in a for a in grid.get("axes") or [])
+    if rect:
+        kind, geom = f"{nd}DRectMesh", "VXVYVZ"[: 2 * nd]
+    else:
+        kind, geom = f"{nd}DCoRectMesh", "ORIGIN_DXDYDZ" if nd == 3 else "ORIGIN_DXDY"
+        origin = " ".join(repr(float(p[0])) for p in axis_points(grid))
+        spacing = " ".join(repr(float(d)) for d in grid["spacing"])
     lines = ['<?xml version="1.0" ?>', '<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>', '<Xdmf Version="2.0">', " <Domain>",
              '  <Grid Name="snapshots" GridType="Collection" CollectionType="Temporal">']
     for e in index["snapshots"]:
@@ -114,12 +164,14 @@ def _xdmf(index: dict) -> str:
         lines += [f'   <Grid Name="step_{e["step"]}" GridType="Uniform">',
                   f'    <Time Value="{e["t"]!r}"/>',
                   f'    <Topology TopologyType="{kind}" Dimensions="{dims}"/>',
-                  f'    <Geometry GeometryType="{geom}">',
-                  f'     <DataItem Dimensions="{nd}" NumberType="Float" Precision="8" Format="XML">'
-                  f'{" ".join(["0"] * nd)}</DataItem>',
-                  f'     <DataItem Dimensions="{nd}" NumberType="Float" Precision="8" Format="XML">'
-                  f'{" ".join(repr(float(d)) for d in spacing)}</DataItem>',
-                  "    </Geometry>"]
+                  f'    <Geometry GeometryType="{geom}">']
+        if rect:
+            lines += [f'     <DataItem Dimensions="{shape[d]}" NumberType="Float" Precision="8" Format="HDF">'
+                      f'{e["file"]}:/{COORDINATES}/{names[d]}</DataItem>' for d in reversed(range(nd))]
+        else:
+            lines += [f'     <DataItem Dimensions="{nd}" NumberType="Float" Precision="8" Format="XML">{v}</DataItem>'
+                      for v in (origin, spacing)]
+        lines.append("    </Geometry>")
         for name in index["fields"]:
             lines += [f'    <Attribute Name="{name}" AttributeType="Scalar" Center="Node">',
                       f'     <DataItem Dimensions="{dims}" NumberType="Float" Precision="{prec}" Format="HDF">'
@@ -171,13 +223,17 @@ class SnapshotWriter:
         except NotImplementedError as e:
             raise ValueError(str(e)) from None
         self.fields = list(shapes)
+        if COORDINATES in self.fields:
+            raise ValueError(f"snapshot_fields of {type(equation).__name__} names a field {COORDINATES!r}, the "
+                             "master files' group of axis points: rename it")
         self._compute = _field_function(equation, self.dtype.name)
         self.process, self.nprocs = jax.process_index(), jax.process_count()
         self.lead = self.process == 0
         g = self.grid
-        self.header = {"format": 1, "equation": getattr(equation, "name", type(equation).__name__),
+        self.points = [b.points().astype(np.float64) for b in g.bases]
+        self.header = {"format": 2, "equation": getattr(equation, "name", type(equation).__name__),
                        "parameters": dict(config or {}), "fields": self.fields,
-                       "grid": {"shape": list(g.shape), "box_length": list(g.box_length), "spacing": list(g.spacing)}}
+                       "grid": grid_metadata(g)}
         self.entries: list[dict] = []
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -268,6 +324,9 @@ class SnapshotWriter:
             f.attrs["equation"] = self.header["equation"]
             f.attrs["parameters"] = json.dumps(self.header["parameters"], default=str)
             f.attrs["grid"] = json.dumps(self.header["grid"])
+            coords = f.create_group(COORDINATES)
+            for name, pts in zip(axis_names(self.header["grid"]), self.points):
+                coords.create_dataset(name, data=pts)
             for name, arr in fields.items():
                 layout = h5py.VirtualLayout(shape=arr.shape, dtype=self.dtype)
                 for idx, dev in owners(arr.sharding, arr.shape).values():

@@ -7,7 +7,7 @@ import csv
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,13 +122,15 @@ def _figure(ncols: int = 1, width: float = 5.0):
 
 
 def plot_history(ax, rows: list[dict]) -> None:
-    """Energy and dissipation vs time (dissipation both as 2 nu Z and as -dE/dt)."""
+    """Energy vs time, with the dissipation (as ``2 nu Z`` and as ``-dE/dt``) where the rows have it; the title
+    names what is drawn."""
     t = np.array([float(r["t"]) for r in rows])
     e = np.array([float(r["energy"]) for r in rows])
     ax.plot(t, e, "C0-", label="kinetic energy E")
     ax.set_xlabel("t")
     ax.set_ylabel("E", color="C0")
-    if "dissipation" in rows[0] and len(t) > 1:
+    dissipation = "dissipation" in rows[0] and len(t) > 1
+    if dissipation:
         ax2 = ax.twinx()
         ax2.plot(t, [float(r["dissipation"]) for r in rows], "C3-", label=r"$\varepsilon = 2\nu Z$")
         if len(t) > 2:
@@ -136,7 +138,7 @@ def plot_history(ax, rows: list[dict]) -> None:
         ax2.set_ylabel("dissipation", color="C3")
         ax2.legend(loc="center right", fontsize=8)
     ax.legend(loc="upper right", fontsize=8)
-    ax.set_title("energy and dissipation")
+    ax.set_title("energy and dissipation" if dissipation else "energy")
 
 
 def plot_spectrum(ax, spectra: list[dict], dk: float = 1.0, slope: float | None = None) -> None:
@@ -167,19 +169,56 @@ def _fraction(x: float) -> str:
     return str(Fraction(x).limit_denominator(12))
 
 
-def plot_slice(ax, field: np.ndarray, label: str) -> None:
-    im = ax.imshow(np.asarray(field).T, origin="lower", cmap="inferno", extent=(0, 1, 0, 1))
+PlotAxes = Mapping[str, tuple[str, Sequence[float]]]
+
+
+def plot_slice(ax, field: np.ndarray, label: str, axes: PlotAxes | None = None) -> None:
+    """Draw a 2D slice ``field[i, j]`` (``i`` along the horizontal axis, ``j`` along the vertical one).
+
+    Args:
+      ax: a matplotlib ``Axes``.
+      field: the slice, shape ``(n_horizontal, n_vertical)``.
+      label: the title.
+      axes: ``{"horizontal": (name, coords), "vertical": (name, coords)}``: each axis's name (the axis label)
+        and the true coordinates of the field's points along it (non-uniform allowed: Chebyshev points); the
+        field is drawn on them (``pcolormesh``, cells centred on the points). None: the unit square, labelled
+        ``x / L`` and ``y / L`` (equations whose ``plot_field`` returns no coordinates).
+
+    Raises:
+      ValueError: ``axes`` without both keys, or coordinates that do not match the field's shape.
+    """
+    field = np.asarray(field)
+    if axes is None:
+        im = ax.imshow(field.T, origin="lower", cmap="inferno", extent=(0, 1, 0, 1))
+        names = ("x / L", "y / L")
+    else:
+        if set(axes) != {"horizontal", "vertical"}:
+            raise ValueError(f"plot_slice: axes must have the keys 'horizontal' and 'vertical', got {sorted(axes)}")
+        (hname, h), (vname, v) = ((n, np.asarray(c, float)) for n, c in (axes["horizontal"], axes["vertical"]))
+        if field.ndim != 2 or field.shape != (h.size, v.size):
+            raise ValueError(f"plot_slice: axes give {h.size} horizontal x {v.size} vertical points, but the field "
+                             f"has shape {field.shape}")
+        im = ax.pcolormesh(h, v, field.T, cmap="inferno", shading="nearest")
+        names = (hname, vname)
+        ratio = np.ptp(v) / np.ptp(h) if h.size > 1 and v.size > 1 and np.ptp(h) > 0 else 0.0
+        if 1 / 3 <= ratio <= 3:  # the true shape of the plane, unless it would be a sliver
+            ax.set_aspect("equal")
     ax.figure.colorbar(im, ax=ax, shrink=0.8)
     ax.set_title(label, fontsize=9)
-    ax.set_xlabel("x / L")
-    ax.set_ylabel("y / L")
+    ax.set_xlabel(names[0])
+    ax.set_ylabel(names[1])
 
 
 def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict], field: tuple | None,
                 dk: float = 1.0, title: str = "", field_file: str = "vorticity.png",
                 slope: float | None = None) -> list[Path]:
     """Write ``energy.png``, ``spectrum.png`` (with a ``k^slope`` guide if given), the slice ``field_file`` and
-    ``summary.png`` (all three) into ``out``."""
+    ``summary.png`` (all three) into ``out``.
+
+    ``field`` is what :meth:`~solvers.Equation.plot_field` returns: ``(label, array)``, or ``(label, array,
+    axes)`` with the slice's axis names and true coordinates (see :func:`plot_slice`); None: no slice. Empty
+    ``history`` or ``spectra`` (an equation without a spectrum) draw no panel.
+    """
     out = Path(out)
     written = []
     panels = []
@@ -188,7 +227,7 @@ def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict]
     if spectra:
         panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk, slope)))
     if field is not None and np.all(np.isfinite(field[1])):
-        panels.append((field_file, lambda ax: plot_slice(ax, field[1], field[0])))
+        panels.append((field_file, lambda ax: plot_slice(ax, field[1], field[0], *field[2:3])))
     for name, draw in panels:
         fig, (ax,) = _figure()
         draw(ax)

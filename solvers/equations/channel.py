@@ -245,9 +245,14 @@ class Channel(Equation):
             out["w"] = p[2]
         return out
 
-    def plot_field(self, s: jax.Array) -> tuple[str, jax.Array]:
+    def plot_field(self, s: jax.Array) -> tuple[str, jax.Array, dict[str, tuple[str, np.ndarray]]]:
+        """The streamwise velocity ``u`` in the x-y plane (``z = 0`` in 3D), x horizontal and y vertical, on the
+        true points (Chebyshev in y)."""
+        g = self.grid
         u, _ = self.kmm.velocity(s)
-        p = self.grid.backward(u[1])
+        p = g.backward(u[1])
         plane = p if self.dim == 2 else p[..., 0]
-        label = "streamwise velocity u (horizontal: x, vertical: y)" + (", plane z = 0" if self.dim == 3 else "")
-        return label, self.grid.replicate(plane.T)
+        label = "streamwise velocity u" + (f", plane z = {g.bases[2].points()[0]:.3g}" if self.dim == 3 else "")
+        axes = {"horizontal": (g.axis_names[1], g.bases[1].points()),
+                "vertical": (g.axis_names[0], g.bases[0].points())}
+        return label, g.replicate(plane.T), axes

@@ -149,11 +149,16 @@ class RayleighBenard(Equation):
         kmin = min([math.pi] + [2 * math.pi / L for L in self.grid.box_length[1:]])
         return 4 * max(initial, (self.Ra * (1 + self.amplitude)) ** 2 / (2 * kmin ** 4))
 
-    def plot_field(self, s) -> tuple[str, jax.Array]:
+    def plot_field(self, s) -> tuple[str, jax.Array, dict[str, tuple[str, Any]]]:
+        """The temperature in the x-z plane (``y = 0`` in 3D), x horizontal and z vertical, on the true points
+        of the wall condition's grid (cell centres for free-slip, Chebyshev points for no-slip plates)."""
+        g = self.grid
         T = self.temperature(s)
         plane = T if self.dim == 2 else T[..., 0]
-        label = "temperature T (horizontal: x, vertical: z)" + (", plane y = 0" if self.dim == 3 else "")
-        return label, self.grid.replicate(plane.T)
+        label = "temperature T" + (f", plane y = {g.bases[2].points()[0]:.3g}" if self.dim == 3 else "")
+        axes = {"horizontal": (g.axis_names[1], g.bases[1].points()),
+                "vertical": (g.axis_names[0], g.bases[0].points())}
+        return label, g.replicate(plane.T), axes
 
     def temperature(self, s) -> jax.Array:
         """Total temperature ``1 - z + theta`` in physical space (real sharding)."""

@@ -162,7 +162,8 @@ class FreeSlip(RayleighBenard):
         return 1 - z + self.sines.backward(s[self.dim])
 
     def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
-        """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``T``."""
+        """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``temperature``
+        (``1 - z + theta``) on the cell-centred points."""
         d = self.dim
         uh, sins = self.grid.backward(s[: d - 1]), self.sines.backward(s[d - 1:])
         out = {"u": uh[0]}

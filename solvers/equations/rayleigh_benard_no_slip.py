@@ -136,8 +136,8 @@ class NoSlip(RayleighBenard):
         return 1 - z + self.grid.backward(s[self.nv])
 
     def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
-        """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``T`` on the
-        Chebyshev points."""
+        """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``temperature``
+        (``1 - z + theta``) on the Chebyshev points."""
         p = self.grid.backward(self._phys_velocity(s))
         out = {"u": p[1]}
         if self.dim == 3:

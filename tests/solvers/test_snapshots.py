@@ -154,6 +154,13 @@ def test_a_failed_write_is_a_clear_error(eq_state, tmp_path):
         SnapshotWriter(tmp_path, eq, times=(0.0,))
 
 
+def test_a_field_named_like_the_coordinates_group_is_refused(eq_state, tmp_path, monkeypatch):
+    eq, state = eq_state
+    monkeypatch.setattr(eq, "snapshot_fields", lambda s: {"coordinates": eq.grid.backward(s[0])})
+    with pytest.raises(ValueError, match="names a field 'coordinates', the master files' group of axis points"):
+        SnapshotWriter(tmp_path, eq, every=1)
+
+
 def test_without_h5py_the_error_names_the_extra(eq_state, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)
     with pytest.raises(ImportError, match=r'pip install "xfft\[io\]"'):
