@@ -15,7 +15,7 @@ from numpy.polynomial import chebyshev as C
 
 import xfft
 from solvers import RunConfig, simulate
-from solvers._run import ConfigError, build, validate
+from solvers._run import build, validate
 from solvers.equations.channel import Channel
 from solvers.equations.rayleigh_benard import RayleighBenard
 from solvers.io import SnapshotWriter, load_snapshot, open_snapshots, plot_history, plot_slice, write_plots
@@ -252,12 +252,9 @@ def test_plot_slice_draws_on_the_true_coordinates(tmp_path):
     ("channel", (17, 8), "laminar", {}),
     ("rayleigh-benard", (17, 16), "single-mode", {"walls": "no-slip"}),
 ])
-@pytest.mark.xfail(raises=ConfigError, strict=True, reason=(
-    "the driver's abstract check of the initial condition (jax.eval_shape under jax.set_mesh, _run.build) fails "
-    "for the Chebyshev wall equations on 8 devices: Channel.state_from_tables calls jax.set_mesh inside the trace; "
-    "NoSlip.from_physical's Grid.local_map gets P(None, None) inputs. The series above are written without the "
-    "driver until this passes (then drop the mark and run them through simulate)"))
 def test_the_main_job_builds_the_chebyshev_wall_runs(tmp_path, equation, n, ic, params):
+    """The driver builds the Chebyshev wall runs on 8 devices (its abstract checks trace the initial condition
+    under the mesh)."""
     cfg = RunConfig(equation=equation, n=n, ic=ic, dt=1e-3, dtype="float64", out=str(tmp_path), params=params,
                     snapshot_every=1, progress=False)
     build(cfg, validate(cfg))
