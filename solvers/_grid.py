@@ -85,7 +85,7 @@ class SpectralGrid:
     @property
     def k_full(self) -> tuple[jax.Array, ...]:
         """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included."""
-        return xfft.wavenumbers(self.shape, self._real, real=True, box_length=self.box_length, dtype=self.dtype)
+        return xfft.wavenumbers(self._real, self.shape, real=True, box_length=self.box_length, dtype=self.dtype)
 
     def _modes(self) -> list[tuple[jax.Array, jax.Array, int]]:
         """(k, |integer mode number|, n) per axis."""

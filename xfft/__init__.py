@@ -6,7 +6,6 @@ Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :f
 with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`. Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
-
 from ._fft import ixfft3d as ixfft3d
 from ._fft import ixfftn as ixfftn
 from ._fft import ixrfft3d as ixrfft3d
@@ -21,7 +20,7 @@ from ._grid import spectral_axes as spectral_axes
 from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
-from ._r2r import KINDS as R2R_KINDS
+from ._layout import KINDS as R2R_KINDS
 from ._r2r import ixdctn as ixdctn
 from ._r2r import ixdstn as ixdstn
 from ._r2r import ixr2rn as ixr2rn
@@ -29,6 +28,7 @@ from ._r2r import xdctn as xdctn
 from ._r2r import xdstn as xdstn
 from ._r2r import xr2rn as xr2rn
 from ._roll import xroll as xroll
+from ._warn import PrecisionWarning as PrecisionWarning
 from .backends import BackendFallbackWarning as BackendFallbackWarning
 from .backends import available_backends as available_backends
 from .backends import default_backend as default_backend
@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendFallbackWarning",
+    "PrecisionWarning",
     "available_backends",
     "default_backend",
     "use_backend",

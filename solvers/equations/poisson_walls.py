@@ -98,6 +98,5 @@ class PoissonWalls:
         f_hat = xfft.xr2rn(f, self.kinds, axes=axes)
         lam = self.eigenvalues().astype(jnp.finfo(f.dtype).dtype)
         phi_hat = jnp.where(lam > 0, -f_hat / jnp.where(lam > 0, lam, 1), 0)
-        n = self.shape[self.kinds.index("rfft")] if "rfft" in self.kinds else None
-        phi = xfft.ixr2rn(phi_hat, self.kinds, axes=axes, n=n)
+        phi = xfft.ixr2rn(phi_hat, self.kinds, axes=axes, s=self.shape)
         return phi.real if jnp.iscomplexobj(phi) else phi

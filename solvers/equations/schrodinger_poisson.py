@@ -67,7 +67,7 @@ class Schrodinger(Equation):
     def k2(self) -> jax.Array:
         """``|k|^2`` on the full spectrum (sparse wavenumbers, :attr:`spectral_sharding`)."""
         g = self.grid
-        ks = xfft.wavenumbers(g.shape, self.real_sharding, real=False, box_length=g.box_length, dtype=g.dtype)
+        ks = xfft.wavenumbers(self.real_sharding, g.shape, real=False, box_length=g.box_length, dtype=g.dtype)
         return sum(k * k for k in ks)
 
     def centered_coordinates(self) -> tuple[jax.Array, ...]:
