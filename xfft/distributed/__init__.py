@@ -20,6 +20,11 @@ at once. :class:`Watchdog` ends a rank that stops making progress (stuck in a co
 Global arrays are built from per-process data (:func:`global_array`, :func:`from_process_local`) so that no
 device ever holds the global array; :func:`gather` and :func:`print0` are debugging helpers for small arrays.
 
+Logs: Gloo, the CPU collectives library, prints a ``[Gloo] Rank 0 is connected to 3 peer ranks...`` line on
+stdout from C++ for every communicator of a multi-process CPU run (no log-level variable turns it off:
+``TF_CPP_MIN_LOG_LEVEL``/``GLOG_minloglevel`` do not); ``python -m xfft.launch`` drops those lines unless
+``--verbose`` or ``XFFT_VERBOSE=1``.
+
 One module per job: :mod:`._detect` (which launcher, which rank), :mod:`._init` (``initialize`` and the
 fail-fast hooks), :mod:`._watchdog`, :mod:`._arrays` (building and gathering global arrays).
 """
