@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from . import _dispatch
-from ._validate import as_array, check_norm, complex_dtype, normalize_axes, parse_s, real_dtype
+from ._validate import as_array, check_norm, normalize_axes, parse_s, transform_dtype
 from ._warn import deprecated
 from .backends import Backend
 
@@ -52,7 +52,7 @@ def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
     x = as_array(x)
     norm = check_norm(norm)
     ax = normalize_axes(x, ndim, axes, name)
-    x = x.astype(real_dtype(x, name)) if real else x.astype(complex_dtype(x, name))
+    x = x.astype(transform_dtype(x, name, real))
     return _dispatch.forward(x, ax, norm, real, backend=backend, order=order)
 
 
@@ -61,7 +61,7 @@ def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
     k = as_array(k, "k")
     norm = check_norm(norm)
     ax = normalize_axes(k, ndim, axes, name)
-    k = k.astype(complex_dtype(k, name))
+    k = k.astype(transform_dtype(k, name, False))
     return _dispatch.inverse(k, ax, norm, real, parse_s(s, ax, name), name, backend=backend, order=order)
 
 

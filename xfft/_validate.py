@@ -93,31 +93,22 @@ def normalize_axes(x: jax.Array, ndim: int | None, axes: Sequence[int] | None, n
     return tuple(range(x.ndim - ndim, x.ndim))
 
 
-def complex_dtype(x: jax.Array, name: str):
-    """The complex dtype a c2c transform of ``x`` returns (real input is promoted, like ``numpy.fft.fftn``).
+def transform_dtype(x: jax.Array, name: str, real: bool):
+    """The dtype a transform of ``x`` runs in: ``x``'s real floating dtype for a real-to-complex transform, else a
+    complex dtype (real input promoted, like ``numpy.fft.fftn``).
 
     Raises:
-      TypeError: an integer or bool dtype.
+      TypeError: an integer or bool dtype, or complex input to a real-to-complex transform.
     """
     dt = jnp.result_type(x)
-    if jnp.issubdtype(dt, jnp.complexfloating):
-        return dt
     if jnp.issubdtype(dt, jnp.floating):
-        return jnp.result_type(dt, jnp.complex64)
+        return dt if real else jnp.result_type(dt, jnp.complex64)
+    if jnp.issubdtype(dt, jnp.complexfloating) and not real:
+        return dt
+    if real:
+        raise TypeError(f"{name}: x must have a real floating dtype for a real-to-complex transform, got {dt} "
+                        "(use xfftn for complex input)")
     raise TypeError(f"{name}: x must have a floating or complex dtype, got {dt}")
-
-
-def real_dtype(x: jax.Array, name: str):
-    """The dtype of a real-to-complex transform's input.
-
-    Raises:
-      TypeError: not a real floating dtype.
-    """
-    dt = jnp.result_type(x)
-    if jnp.issubdtype(dt, jnp.floating):
-        return dt
-    raise TypeError(f"{name}: x must have a real floating dtype for a real-to-complex transform, got {dt} "
-                    "(use xfftn for complex input)")
 
 
 def parse_s(s: object, ax: tuple[int, ...], name: str) -> tuple[int, ...] | None:

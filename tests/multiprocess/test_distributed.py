@@ -87,9 +87,10 @@ def test_first_host_of_a_slurm_node_list(nodelist, first):
 
 def test_unresolvable_node_name_uses_slurm_node_addr(monkeypatch):
     env = {**SLURM, "SLURM_STEP_NODELIST": "xfft-no-such-node[1-2]"}
-    monkeypatch.setattr(xd, "_slurm_node_addr", lambda node: "127.0.0.1" if node == "xfft-no-such-node1" else None)
+    monkeypatch.setattr(xd._detect, "_slurm_node_addr",
+                        lambda node: "127.0.0.1" if node == "xfft-no-such-node1" else None)
     assert xd.detect(env).coordinator_address == f"127.0.0.1:{PORT + 1234}"
-    monkeypatch.setattr(xd, "_slurm_node_addr", lambda node: None)
+    monkeypatch.setattr(xd._detect, "_slurm_node_addr", lambda node: None)
     with pytest.raises(RuntimeError, match="cannot resolve the Slurm node name 'xfft-no-such-node1'.*"
                                            "XFFT_COORDINATOR_ADDRESS"):
         xd.detect(env)

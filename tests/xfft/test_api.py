@@ -15,7 +15,7 @@ import jax
 import numpy as np
 import pytest
 import scipy.fft as sf
-from helpers import mesh, random, rel_err
+from helpers import DelegatingBackend, mesh, random, rel_err
 from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
@@ -127,29 +127,11 @@ def test_r2r_plans_move_like_the_fft():
     assert {k for s in lower_plan(mixed).steps for k in getattr(s, "kinds", ())} - {"fft", "rfft"} == {"dst2", "dct4"}
 
 
-class _FftOnly:
-    """A backend that declares nothing (FFTs only, natural order): DCT/DST kinds must fall back to native."""
-
-    def __init__(self, name, strict=False):
-        self.name, self._native = name, backends.get_backend("native")
-        if strict:
-            self.strict = True
-        self.calls = 0
-
-    def forward(self, x, axes, norm, real):
-        self.calls += 1
-        return self._native.forward(x, axes, norm, real)
-
-    def inverse(self, k, axes, norm, real, real_shape):
-        self.calls += 1
-        return self._native.inverse(k, axes, norm, real, real_shape)
-
-
 def test_r2r_backend_registry_and_fallback():
     m = mesh((8,))
     a = random((16, 8, 12), np.float64)
     x = jax.device_put(a, NamedSharding(m, PartitionSpec("x")))
-    b = _FftOnly("fft-only-test")
+    b = DelegatingBackend("fft-only-test")
     with pytest.warns(BackendFallbackWarning, match="kinds.*dct2"):
         y = xfft.xdctn(x, backend=b)
     assert b.calls == 0 and rel_err(y, sf.dctn(a)) < 1e-12
@@ -160,7 +142,7 @@ def test_r2r_backend_registry_and_fallback():
     assert b.calls == 1
     assert rel_err(xfft.ixdctn(y, backend="native"), a) < 1e-12
     with pytest.raises(NotImplementedError, match="strict.*kinds"):
-        xfft.xdstn(x, backend=_FftOnly("fft-only-strict", strict=True))
+        xfft.xdstn(x, backend=DelegatingBackend("fft-only-strict", strict=True))
 
 
 def test_backend_protocol_is_typed():
@@ -169,7 +151,7 @@ def test_backend_protocol_is_typed():
     assert native.supports_order and native.kinds == frozenset(xfft.R2R_KINDS) and not native.strict
     assert set(backends.Backend.__annotations__) == {"name", "supports_order", "kinds", "strict"}
     assert {"order", "kinds"} <= set(inspect.signature(backends.Backend.forward).parameters)
-    minimal = _FftOnly("minimal")
+    minimal = DelegatingBackend("minimal")
     assert [backends.capability(minimal, a) for a in ("supports_order", "kinds", "strict")] == [
         False, frozenset({"fft", "rfft"}), False]
     from xfft.backends.jaxdecomp import JaxDecompBackend
