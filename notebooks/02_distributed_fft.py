@@ -94,7 +94,7 @@ print("x:", jax.typeof(x))
 
 u = jnp.sin(x) * jnp.cos(2 * y) + 0.5 * jnp.sin(3 * z)
 k_u = xfft.xfft3d(u)
-kx, ky, kz = xfft.wavenumbers(shape, rs)
+kx, ky, kz = xfft.wavenumbers(rs, shape)
 print("spectrum:", jax.typeof(k_u))
 for name, kk in zip("xyz", (kx, ky, kz)):
     print(f"k{name}: {jax.typeof(kk)}  first values {np.asarray(kk).ravel()[:5]}")
@@ -144,7 +144,7 @@ print(f"d/dx error {err_ddx:.1e}, laplacian error {err_lap:.1e}; output layout {
 
 # %%
 kh = xfft.xrfft3d(u)
-kxh, kyh, kzh = xfft.wavenumbers(shape, rs, real=True)
+kxh, kyh, kzh = xfft.wavenumbers(rs, shape, real=True)
 print("half spectrum:", jax.typeof(kh), "| kz:", np.asarray(kzh).ravel()[[0, 1, -1]])
 err_r2c = float(np.max(np.abs(np.asarray(kh) - np.fft.rfftn(np.asarray(u)))) / np.max(np.abs(ref)))
 dudx_r = xfft.ixrfft3d(1j * kxh * kh, s=shape)

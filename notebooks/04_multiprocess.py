@@ -122,7 +122,7 @@ def main():
     rs = xfft.real_sharding(mesh, shape)
     u = xd.global_array(shape, rs, lambda idx: field_block(idx, n), np.float32)
     k = jax.jit(xfft.xrfft3d)(u)
-    kx, _, _ = xfft.wavenumbers(shape, rs, real=True)
+    kx, _, _ = xfft.wavenumbers(rs, shape, real=True)
     dudx = xfft.ixrfft3d(1j * kx * k, s=shape)
     c = 2 * np.pi * np.arange(n, dtype=np.float32) / n
     x, y, _ = xfft.xmeshgrid(c, c, c, sharding=rs)

@@ -26,7 +26,7 @@
 # | `xdstn(x, type=1..4, axes, norm)` | `scipy.fft.dstn` | DST of one type | Dirichlet (`type=2`) |
 # | `ixdctn`, `ixdstn` | `scipy.fft.idctn`, `idstn` | inverses; return the input's layout | |
 # | `xr2rn(x, kinds, axes, norm)` | the 1D transforms composed | `"fft"`, `"rfft"`, `"dct1"`..`"dst4"` | mixed |
-# | `ixr2rn(k, kinds, axes, norm, n)` | its inverse | | |
+# | `ixr2rn(k, kinds, axes, norm, *, s=)` | its inverse | | |
 #
 # For example `xr2rn(u, ("dst2", "fft", "fft"))`: sine series in z, Fourier in x and y.
 # Layouts are those of `xfftn` over the same axes: slab `P('x')` -> `P(None, 'x')` (1 all-to-all), pencil

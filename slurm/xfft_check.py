@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             ss = xfft.spectral_sharding(rs, shape, real=real)
             exact = xd.global_array(k.shape, ss, lambda idx, real=real: exact_block(idx, shape, real, cdtype), cdtype)
             errs[f"{name} exact"] = maxerr(k, exact)
-            kx = xfft.wavenumbers(shape, rs, real=real, dtype=dtype)[0]
+            kx = xfft.wavenumbers(rs, shape, real=real, dtype=dtype)[0]
             d = xfft.ixrfft3d(1j * kx * k, s=shape) if real else xfft.ixfft3d(1j * kx * k).real
             errs[f"{name} d/dx"] = maxerr(d, dudx)
             if ug is not None:

@@ -3,10 +3,12 @@
 Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :func:`ixrfft3d` and the n-dim
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
 :func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
-with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`. Multi-process runs:
+with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`;
+:mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded arrays (``import xfft.fft as fft``). Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
 
+from . import fft as fft  # noqa: E402  (after the names it uses)
 from ._fft import ixfft3d as ixfft3d
 from ._fft import ixfftn as ixfftn
 from ._fft import ixrfft3d as ixrfft3d
@@ -21,7 +23,7 @@ from ._grid import spectral_axes as spectral_axes
 from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
-from ._r2r import KINDS as R2R_KINDS
+from ._layout import KINDS as R2R_KINDS
 from ._r2r import ixdctn as ixdctn
 from ._r2r import ixdstn as ixdstn
 from ._r2r import ixr2rn as ixr2rn
@@ -29,6 +31,7 @@ from ._r2r import xdctn as xdctn
 from ._r2r import xdstn as xdstn
 from ._r2r import xr2rn as xr2rn
 from ._roll import xroll as xroll
+from ._warn import PrecisionWarning as PrecisionWarning
 from .backends import BackendFallbackWarning as BackendFallbackWarning
 from .backends import available_backends as available_backends
 from .backends import default_backend as default_backend
@@ -38,6 +41,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendFallbackWarning",
+    "PrecisionWarning",
+    "fft",
     "available_backends",
     "default_backend",
     "use_backend",

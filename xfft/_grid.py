@@ -10,7 +10,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding
 
-from ._layout import Program, canonical_layout, layout_to_spec, lower_plan, plan_forward, spec_to_layout
+from ._layout import canonical_layout, layout_to_spec, spec_to_layout
+from ._lower import Program, lower_plan
+from ._order import check_order
+from ._plan import plan_forward
+from ._warn import check_x64, deprecated
 
 SLAB_AXES = ("x",)
 PENCIL_AXES = ("x", "y")
@@ -84,8 +88,6 @@ def real_sharding(mesh: Mesh, shape: Sequence[int] | None = None, ndim: int = 3)
 def _spectral_program(real_sharding: NamedSharding, shape: Sequence[int] | None, real: bool, ndim: int,
                       order: str) -> Program:
     """The lowered forward program for input sharded as ``real_sharding`` (validated arguments)."""
-    from ._fft import check_order
-
     if not isinstance(real_sharding, NamedSharding):
         raise TypeError(f"real_sharding must be a jax.sharding.NamedSharding, got {type(real_sharding).__name__}")
     order = check_order(order)
@@ -120,17 +122,28 @@ def spectral_sharding(real_sharding: NamedSharding, shape: Sequence[int] | None 
     return NamedSharding(real_sharding.mesh, layout_to_spec(program.out_layout))
 
 
-def spectral_axes(shape: Sequence[int], sharding: NamedSharding, *, real: bool = False, ndim: int = 3,
+def _sharding_first(sharding: object, shape: object, name: str) -> tuple[object, object]:
+    """``(sharding, shape)``, accepting the deprecated order ``name(shape, sharding)`` with a warning."""
+    if not isinstance(sharding, NamedSharding) and isinstance(shape, NamedSharding):
+        deprecated(f"{name}(shape, sharding)", f"{name}(sharding, shape) (the order of spectral_sharding and "
+                   "real_sharding)")
+        return shape, sharding
+    return sharding, shape
+
+
+def spectral_axes(sharding: NamedSharding, shape: Sequence[int], *, real: bool = False, ndim: int = 3,
                   order: str = "natural") -> tuple[int, ...]:
     """Which original array axis each axis of the spectrum is, for a forward transform in ``order``.
 
     ``spectral_axes(...)[i] == d`` means axis ``i`` of the spectrum is real-space axis ``d`` (wavenumber along
     ``d``). Natural order gives ``(0, 1, ..., len(shape) - 1)``; to bring a ``"transposed"`` spectrum ``k`` back
-    to natural order use ``jnp.transpose(k, numpy.argsort(perm))`` (or simply ``order="natural"``).
+    to natural order use ``jnp.transpose(k, numpy.argsort(perm))`` (or simply ``order="natural"``). It holds for
+    every transform kind (FFT, real FFT, DCT/DST) over the same axes.
 
     Args:
+      sharding: the real-space ``NamedSharding`` of the field you will transform (the deprecated order
+        ``spectral_axes(shape, sharding)`` still works for one release, with a ``DeprecationWarning``).
       shape: real-space global shape (leading batch axes included).
-      sharding: the real-space ``NamedSharding`` of the field you will transform.
       real, ndim, order: as :func:`spectral_sharding`.
 
     Returns:
@@ -139,8 +152,9 @@ def spectral_axes(shape: Sequence[int], sharding: NamedSharding, *, real: bool =
     Raises:
       TypeError/ValueError: as :func:`spectral_sharding`.
     """
+    sharding, shape = _sharding_first(sharding, shape, "spectral_axes")
     try:
-        shape = tuple(int(n) for n in shape)
+        shape = tuple(int(n) for n in shape)  # type: ignore[union-attr]
     except TypeError:
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
     if not isinstance(ndim, int) or not 1 <= ndim <= len(shape):
@@ -207,17 +221,19 @@ def _check_divisible(shape: tuple[int, ...], sharding: NamedSharding) -> None:
             )
 
 
-def wavenumbers(shape: Sequence[int], sharding: NamedSharding, *, real: bool = False,
+def wavenumbers(sharding: NamedSharding, shape: Sequence[int], *, real: bool = False,
                 box_length: float | Sequence[float] = 2 * np.pi, dtype=None,
                 sparse: bool = True, order: str = "natural") -> tuple[jax.Array, ...]:
     """Angular wavenumbers laid out exactly like the spectrum of the forward transform.
 
     ``k[d][..., i, ...] = 2 pi / L_d * fftfreq(n_d, 1 / n_d)[i]`` (``rfftfreq`` on the last axis if ``real``), so
-    ``1j * kx * xfft3d(u)`` is the spectrum of ``du/dx`` with no resharding.
+    ``1j * kx * xfft3d(u)`` is the spectrum of ``du/dx`` with no resharding. Example:
+    ``kx, ky, kz = wavenumbers(real_sharding(mesh, (n, n, n)), (n, n, n), real=True)``.
 
     Args:
-      shape: real-space grid shape (2 or 3 axes; no batch axes).
-      sharding: the real-space ``NamedSharding`` of the field you will transform.
+      sharding: the real-space ``NamedSharding`` of the field you will transform (the deprecated order
+        ``wavenumbers(shape, sharding)`` still works for one release, with a ``DeprecationWarning``).
+      shape: real-space grid shape (1 to 3 axes; no batch axes).
       real: True to match :func:`xrfftn` (last axis ``n // 2 + 1`` long).
       box_length: domain length ``L`` (one value or one per axis). Default ``2 pi`` (integer wavenumbers).
       dtype: real dtype (default: JAX's default float).
@@ -234,9 +250,10 @@ def wavenumbers(shape: Sequence[int], sharding: NamedSharding, *, real: bool = F
     Raises:
       TypeError/ValueError: bad shape, sharding, box length or dtype.
     """
+    sharding, shape = _sharding_first(sharding, shape, "wavenumbers")
     sharding = _check_sharding(sharding, "sharding")
     try:
-        shape = tuple(int(n) for n in shape)
+        shape = tuple(int(n) for n in shape)  # type: ignore[union-attr]
     except TypeError:
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
     if len(shape) not in (1, 2, 3) or any(n < 1 for n in shape):
@@ -244,6 +261,8 @@ def wavenumbers(shape: Sequence[int], sharding: NamedSharding, *, real: bool = F
     lengths = (box_length,) * len(shape) if np.ndim(box_length) == 0 else tuple(box_length)
     if len(lengths) != len(shape) or any(not float(L) > 0 for L in lengths):
         raise ValueError(f"box_length must be positive, one value or one per axis; got {box_length!r}")
+    if dtype is not None:
+        check_x64(dtype, "wavenumbers(dtype=...)")
     dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros((), float).dtype
     if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"dtype must be a real floating dtype, got {dtype}")

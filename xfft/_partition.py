@@ -1,8 +1,9 @@
 """Run a :class:`~xfft._layout.Plan` on a sharded array: local FFTs and all-to-alls inside ``jax.shard_map``.
 
 This module is the one place that decides how a transform is partitioned. It reads the input's layout from
-its type (Explicit meshes, concrete arrays) or picks the canonical layout (Auto meshes under ``jax.jit``,
-where the spec is not known while tracing), and wraps the plan's per-device program in ``jax.shard_map``.
+its type (Explicit meshes, concrete arrays) or assumes :func:`xfft.real_sharding`'s layout (Auto meshes under
+``jax.jit``, where the spec is not known while tracing: :func:`xfft._plan.guess_layout`), and runs the lowered
+program of every transform kind (:func:`run_program`, the one interpreter) inside ``jax.shard_map``.
 
 Why ``shard_map`` and not ``custom_partitioning``: a distributed FFT changes *which* array axis is sharded
 (slab ``P('x')`` in, ``P(None, 'x')`` out). Shardy's sharding rules only tie equal factors of operand and
@@ -22,21 +23,10 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 
-from ._layout import (  # Fft, Rfft, Move: importable from here as before (plan interpreters use them)
-    Fft,  # noqa: F401
-    Layout,
-    MeshSizes,
-    Move,
-    Plan,
-    Program,
-    Rfft,  # noqa: F401
-    TrailingFft,
-    Transpose,
-    canonical_layout,
-    layout_to_spec,
-    lower_plan,
-    spec_to_layout,
-)
+from ._layout import DCT_DST_KINDS, Layout, MeshSizes, Move, Plan, Resize, layout_to_spec, spec_to_layout
+from ._lower import Program, TrailingFft, Transpose, lower_plan
+from ._plan import guess_layout
+from ._r2r_local import r2r
 
 
 @dataclass(frozen=True)
@@ -72,11 +62,11 @@ def placement(x: jax.Array) -> Placement | None:
     return Placement(mesh, layout, explicit)
 
 
-def input_layout(pl: Placement, shape: tuple[int, ...], axes: tuple[int, ...]) -> Layout:
-    """The input layout to plan from: the known one, or the canonical one for this mesh."""
+def input_layout(pl: Placement, shape: tuple[int, ...], axes: tuple[int, ...], real: bool = False) -> Layout:
+    """The input layout to plan from: the known one, or the one xfft assumes (:func:`xfft._plan.guess_layout`)."""
     if pl.layout is not None:
         return pl.layout
-    return canonical_layout(shape, axes, pl.mesh_sizes)
+    return guess_layout(shape, axes, pl.mesh_sizes, real)
 
 
 def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int]) -> jax.Array:
@@ -95,9 +85,10 @@ def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int]) -> jax.Array:
     return x
 
 
-def _trailing_fft(x: jax.Array, step: TrailingFft, norm: str) -> jax.Array:
-    """One XLA FFT op over the last ``step.count`` axes (jnp.fft on trailing axes lowers to a single op)."""
-    axes = tuple(range(x.ndim - step.count, x.ndim))
+def _fourier(x: jax.Array, axes: tuple[int, ...], step: TrailingFft, norm: str) -> jax.Array:
+    """The Fourier axes of a stage: one ``jnp.fft`` call (a single XLA FFT op when ``axes`` are trailing)."""
+    if not axes:
+        return x
     if step.real_n:
         if step.inverse:
             s = tuple(x.shape[a] for a in axes[:-1]) + (step.real_n,)
@@ -106,25 +97,58 @@ def _trailing_fft(x: jax.Array, step: TrailingFft, norm: str) -> jax.Array:
     return (jnp.fft.ifftn if step.inverse else jnp.fft.fftn)(x, axes=axes, norm=norm)
 
 
+def _local_transform(x: jax.Array, step: TrailingFft, norm: str) -> jax.Array:
+    """One stage over the last ``step.count`` axes: FFTs as one op, each DCT/DST along its own axis.
+
+    Real-to-real axes run while the data is real where it can be: before the Fourier axes in a forward stage,
+    after them in an inverse one (transforms along different axes commute).
+    """
+    axes = tuple(range(x.ndim - step.count, x.ndim))
+    if not step.kinds:
+        return _fourier(x, axes, step, norm)
+    fourier = tuple(a for a, k in zip(axes, step.kinds) if k not in DCT_DST_KINDS)
+    others = [(a, k) for a, k in zip(axes, step.kinds) if k in DCT_DST_KINDS]
+
+    def real_to_real(y: jax.Array) -> jax.Array:
+        for a, k in others:
+            y = r2r(y, k[:3], int(k[3]), a, norm, step.inverse)
+        return y
+
+    if step.inverse:
+        return real_to_real(_fourier(x, fourier, step, norm))
+    return _fourier(real_to_real(x), fourier, step, norm)
+
+
+def _resize(x: jax.Array, step: Resize) -> jax.Array:
+    """Crop to the first ``step.n`` entries of ``step.axis``, or append zeros (``numpy.fft``'s ``s``)."""
+    n = x.shape[step.axis]
+    if step.n <= n:
+        return jax.lax.slice_in_dim(x, 0, step.n, axis=step.axis)
+    widths = [(0, 0)] * x.ndim
+    widths[step.axis] = (0, step.n - n)
+    return jnp.pad(x, widths)
+
+
 def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]) -> jax.Array:
-    """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device)."""
+    """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device).
+
+    This is the one interpreter of every transform: FFTs, real FFTs, DCTs and DSTs, crops/pads and moves.
+
+    Raises:
+      TypeError: a step that is not a :class:`~xfft._lower.TrailingFft`, ``Transpose``, ``Move`` or ``Resize``.
+    """
     for step in program.steps:
         if isinstance(step, TrailingFft):
-            x = _trailing_fft(x, step, norm)
+            x = _local_transform(x, step, norm)
         elif isinstance(step, Transpose):
             x = jnp.transpose(x, step.perm)
-        else:
+        elif isinstance(step, Move):
             x = _all_to_all(x, step, sizes)
+        elif isinstance(step, Resize):
+            x = _resize(x, step)
+        else:
+            raise TypeError(f"unknown program step {step!r} (expected TrailingFft, Transpose, Move or Resize)")
     return x
-
-
-def run_local(x: jax.Array, plan: Plan, norm: str, sizes: dict[str, int]) -> jax.Array:
-    """Execute ``plan`` on the local block ``x`` in natural axis order (inside ``shard_map``, or on one device).
-
-    The plan is lowered first (:func:`xfft._layout.lower_plan`): runs of local transforms become one FFT op each
-    and transposes appear only where the FFT axes are not already minor-most.
-    """
-    return run_program(x, lower_plan(plan), norm, sizes)
 
 
 def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
@@ -144,7 +168,7 @@ def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tupl
     Args:
       x: global array; its axes are the plan's logical axes in the order ``in_perm`` (default natural).
       plan, pl, norm: the plan, where ``x`` lives, the FFT normalization.
-      in_perm, natural_out: as :func:`xfft._layout.lower_plan`.
+      in_perm, natural_out: as :func:`xfft._lower.lower_plan`.
 
     Returns:
       The output, sharded as the lowered program's ``out_layout`` (``plan.out_layout`` in natural order).
@@ -162,3 +186,15 @@ def _sharded(program: Program, mesh, norm: str):
     body = lambda b: run_program(b, program, norm, sizes)  # noqa: E731
     return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=layout_to_spec(program.in_layout),
                                  out_specs=layout_to_spec(program.out_layout), check_vma=False))
+
+
+def run(x: jax.Array, plan: Plan, norm: str, *, in_perm: tuple[int, ...] | None = None,
+        natural_out: bool = True) -> jax.Array:
+    """Run ``plan`` on ``x`` wherever it lives: one device (the lowered program as is), or its mesh (:func:`execute`).
+
+    The plan must have been made for ``x``'s placement (no mesh sizes for one device).
+    """
+    pl = placement(x)
+    if pl is None:
+        return run_program(x, lower_plan(plan, in_perm, natural_out), norm, {})
+    return execute(x, plan, pl, norm, in_perm=in_perm, natural_out=natural_out)

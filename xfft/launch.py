@@ -6,6 +6,12 @@ CI: it picks a free coordinator port, starts the processes with the ``XFFT_*`` v
 the first process that exits non-zero (or dies from a signal) ends all the others and the launcher exits
 with that process's code, naming its rank. A hard deadline (``--timeout``) ends a run that hangs.
 
+Output is passed through as it comes, not line by line only: a partial line (a ``tqdm`` progress bar redrawn
+with carriage returns) appears at once, prefixed, and a line of another rank never lands inside it. Gloo's
+connection chatter (``[Gloo] Rank 0 is connected to 3 peer ranks...``, printed by the C++ library on stdout for
+every communicator of multi-process CPU runs, with no logging switch of its own) is dropped unless
+``--verbose`` or ``XFFT_VERBOSE=1``.
+
 Exit codes: 0 when every rank exits 0; the first failing rank's code (``128 + signal`` for a signal);
 124 when the deadline passes; 130 when interrupted.
 """
@@ -13,10 +19,12 @@ Exit codes: 0 when every rank exits 0; the first failing rank's code (``128 + si
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import os
 import queue
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -26,10 +34,16 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-__all__ = ["free_port", "launch", "main", "rank_env"]
+__all__ = ["free_port", "launch", "main", "rank_env", "verbose_from_env"]
 
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
+ENV_VERBOSE = "XFFT_VERBOSE"
+
+_GLOO = re.compile(r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. "
+                   r"Expected number of connected peer ranks is : \d+")
+_GLOO_START = "[Gloo] "
+PARTIAL_S = 0.05  # a partial line (no newline yet) is shown after this long without more output
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -75,16 +89,100 @@ def _exit_status(code: int) -> int:
     return 128 + (-code) if code < 0 else code
 
 
-def _pump(stream: IO[bytes], rank: int, out: IO[str] | None, name: str, lock: threading.Lock) -> None:
-    """Copy a rank's output line by line with a ``[rank i]`` prefix (to ``out``, else the current
-    ``sys.stdout``/``sys.stderr`` named by ``name``, which notebooks replace)."""
-    for raw in iter(stream.readline, b""):
-        line = raw.decode("utf-8", "replace").rstrip("\n")
-        with lock:
-            target = out if out is not None else getattr(sys, name)
-            target.write(f"[rank {rank}] {line}\n")
+def verbose_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """True when ``XFFT_VERBOSE`` asks for the runtime's chatter (``1``, ``true``, ``yes`` or ``on``)."""
+    value = (os.environ if env is None else env).get(ENV_VERBOSE, "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+class _Pump:
+    """Copy one output stream of one rank to the launcher's stream as it arrives, with ``[rank i]`` prefixes.
+
+    Text goes out as soon as it is read (partial lines included), so carriage-return progress bars stay live; a
+    line that another rank left open is ended first, and this rank's next text gets its prefix again. ``quiet``
+    holds back a line that may be Gloo's connection message until it is complete, and drops it if it is.
+    """
+
+    def __init__(self, rank: int, out: IO[str] | None, name: str, lock: threading.Lock, open_lines: dict,
+                 quiet: bool) -> None:
+        self.rank, self.out, self.name, self.lock = rank, out, name, lock
+        self.open_lines, self.quiet = open_lines, quiet
+        self.started = False  # this rank's current line is on the target (prefix written)
+        self.broken = False  # another writer ended this rank's partial line with a newline
+
+    def target(self) -> IO[str]:
+        return self.out if self.out is not None else getattr(sys, self.name)  # notebooks replace sys.stdout
+
+    def write(self, text: str, end: str) -> None:
+        """Write ``text`` of the current line, then ``end`` (``""``, ``"\n"`` or ``"\r"``)."""
+        with self.lock:
+            target = self.target()
+            _end_open_line(target, self.open_lines, keep=self)
+            if self.broken and not text:
+                self.broken = False
+                return  # the rest of a line that another writer already ended
+            self.broken = False
+            if not (text or end == "\n" or self.started):
+                return  # a carriage return with nothing on the line yet
+            target.write(("" if self.started else f"[rank {self.rank}] ") + text + end)
             target.flush()
-    stream.close()
+            self.started = end == ""  # after "\r" the next text starts at column 0: prefix again
+            if end == "\n":
+                self.open_lines.pop(id(target), None)
+            else:
+                self.open_lines[id(target)] = self  # no newline yet: another writer ends this line first
+
+    def close(self) -> None:
+        """End this rank's open line, if any (the stream reached its end)."""
+        with self.lock:
+            target = self.target()
+            if self.open_lines.get(id(target)) is self:
+                _end_open_line(target, self.open_lines)
+
+    def run(self, stream: IO[bytes]) -> None:
+        """Copy ``stream`` until it ends: whole lines at once, a partial line after ``PARTIAL_S`` without more."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        fd = stream.fileno()
+        line = ""  # text of the current line not yet written
+        while True:
+            if line and not select.select([fd], [], [], PARTIAL_S)[0]:
+                # Nothing more for a moment (a progress bar, print(..., end="")): show what there is, unless it
+                # may still become a Gloo line.
+                if not (self.quiet and not self.started and _GLOO_START.startswith(line[:len(_GLOO_START)])):
+                    self.write(line, "")
+                    line = ""
+                    continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            for piece in re.split(r"([\r\n])", decoder.decode(chunk, final=not chunk)):
+                if piece in ("\n", "\r"):
+                    if not (self.quiet and not self.started and _GLOO.fullmatch(line)):
+                        self.write(line, piece)
+                    line = ""
+                else:
+                    line += piece
+            if not chunk:
+                break
+        if line:
+            self.write(line, "\n")
+        self.close()
+        stream.close()
+
+
+def _end_open_line(target: IO[str], open_lines: dict, keep: _Pump | None = None) -> None:
+    """Write the newline that a rank's partial line on ``target`` still lacks (unless ``keep`` owns it).
+
+    Call with the output lock held.
+    """
+    other = open_lines.get(id(target))
+    if other is not None and other is not keep:
+        target.write("\n")
+        target.flush()
+        other.started = False
+        other.broken = True
+        del open_lines[id(target)]
 
 
 def _kill_group(proc: subprocess.Popen, sig: int) -> None:
@@ -95,7 +193,7 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
 def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_per_process: int | None = 1,
            timeout: float = 600.0, module: bool = False, platform: str = "cpu", python: str | None = None,
            env: Mapping[str, str] | None = None, grace_s: float = 1.0, stdout: IO[str] | None = None,
-           stderr: IO[str] | None = None) -> int:
+           stderr: IO[str] | None = None, verbose: bool | None = None) -> int:
     """Run ``nprocs`` processes of ``script`` on this machine and return the run's exit code.
 
     Args:
@@ -111,7 +209,8 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
       env: base environment (default: ``os.environ``).
       grace_s: seconds between SIGTERM and SIGKILL when stopping the other ranks.
       stdout, stderr: where the prefixed output goes (default: the current ``sys.stdout``/``sys.stderr``,
-        so it works in notebooks).
+        so it works in notebooks). It is passed through as it arrives, partial lines included.
+      verbose: keep Gloo's connection chatter (default: ``XFFT_VERBOSE`` of ``env``; off).
 
     Returns:
       0 if every rank exited 0; else the first failing rank's exit status (``128 + signal`` for a
@@ -136,9 +235,12 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
     if isinstance(args, str):
         raise TypeError("args must be a sequence of strings, not one string")
     err = stderr if stderr is not None else sys.stderr
+    quiet = not (verbose_from_env(os.environ if env is None else env) if verbose is None else verbose)
+    open_lines: dict = {}  # id(target stream) -> the _Pump whose partial line is on it
 
     def say(msg: str) -> None:
         with lock:
+            _end_open_line(err, open_lines)
             err.write(f"xfft.launch: {msg}\n")
             err.flush()
 
@@ -161,7 +263,8 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
                                     start_new_session=True)
             procs.append(proc)
             for stream, out, name in ((proc.stdout, stdout, "stdout"), (proc.stderr, stderr, "stderr")):
-                t = threading.Thread(target=_pump, args=(stream, rank, out, name, lock), daemon=True)
+                pump = _Pump(rank, out, name, lock, open_lines, quiet)
+                t = threading.Thread(target=pump.run, args=(stream,), daemon=True)
                 t.start()
                 pumps.append(t)
             threading.Thread(target=waiter, args=(rank, proc), daemon=True).start()
@@ -236,6 +339,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--platform", choices=("cpu", "gpu", "any"), default="cpu",
                    help="cpu (default: JAX_PLATFORMS=cpu), gpu, or any (leave the platform alone)")
     p.add_argument("-m", dest="module", action="store_true", help="run a module (python -m) instead of a script")
+    p.add_argument("--verbose", action="store_true",
+                   help=f"keep the runtime's chatter (Gloo's connection lines); also {ENV_VERBOSE}=1")
     p.add_argument("script", help="script path (or module name with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     return p
@@ -249,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         return launch(ns.script, ns.args, nprocs=ns.nprocs, devices_per_process=ns.devices_per_process,
-                      timeout=ns.timeout, module=ns.module, platform=ns.platform)
+                      timeout=ns.timeout, module=ns.module, platform=ns.platform, verbose=ns.verbose or None)
     except (TypeError, ValueError) as e:
         print(f"xfft.launch: error: {e}", file=sys.stderr)
         return 2

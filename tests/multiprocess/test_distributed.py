@@ -80,16 +80,17 @@ def test_slurm_gpus_that_cannot_be_shared_evenly():
     ("n[7,9]", "n7"), ("rack[1-2]-n[05-06]", "rack1-n05"),
 ])
 def test_first_host_of_a_slurm_node_list(nodelist, first):
-    assert xd._first_host(nodelist) == first
+    assert xd._detect._first_host(nodelist) == first
     spec = xd.detect({**SLURM, "SLURM_STEP_NODELIST": nodelist}, resolve=False)
     assert spec.coordinator_address == f"{first}:{PORT + 1234}"
 
 
 def test_unresolvable_node_name_uses_slurm_node_addr(monkeypatch):
     env = {**SLURM, "SLURM_STEP_NODELIST": "xfft-no-such-node[1-2]"}
-    monkeypatch.setattr(xd, "_slurm_node_addr", lambda node: "127.0.0.1" if node == "xfft-no-such-node1" else None)
+    monkeypatch.setattr(xd._detect, "_slurm_node_addr",
+                        lambda node: "127.0.0.1" if node == "xfft-no-such-node1" else None)
     assert xd.detect(env).coordinator_address == f"127.0.0.1:{PORT + 1234}"
-    monkeypatch.setattr(xd, "_slurm_node_addr", lambda node: None)
+    monkeypatch.setattr(xd._detect, "_slurm_node_addr", lambda node: None)
     with pytest.raises(RuntimeError, match="cannot resolve the Slurm node name 'xfft-no-such-node1'.*"
                                            "XFFT_COORDINATOR_ADDRESS"):
         xd.detect(env)
@@ -127,7 +128,7 @@ def test_bad_settings_are_explained(kwargs, env, exc, match):
 
 
 def test_initialize_single_process_is_a_no_op(monkeypatch):
-    monkeypatch.setattr(xd, "_SPEC", None)
+    monkeypatch.setattr(xd._init, "_SPEC", None)
     for k in ("XFFT_NUM_PROCESSES", "XFFT_PROCESS_ID", "XFFT_COORDINATOR_ADDRESS", "SLURM_JOB_ID",
               "OMPI_COMM_WORLD_SIZE", "XFFT_CPU_DEVICES"):
         monkeypatch.delenv(k, raising=False)
@@ -137,7 +138,7 @@ def test_initialize_single_process_is_a_no_op(monkeypatch):
 
 
 def test_initialize_after_jax_started_is_refused(monkeypatch):
-    monkeypatch.setattr(xd, "_SPEC", None)
+    monkeypatch.setattr(xd._init, "_SPEC", None)
     with pytest.raises(RuntimeError, match="must run before any JAX computation"):
         xd.initialize("127.0.0.1:1", 2, 0)
     with pytest.raises(RuntimeError, match="CPU device count"):
@@ -243,7 +244,7 @@ def test_print0_prints_once(capsys):
 
 
 def test_initialize_rejects_bad_timeouts(monkeypatch):
-    monkeypatch.setattr(xd, "_SPEC", None)
+    monkeypatch.setattr(xd._init, "_SPEC", None)
     monkeypatch.setenv("XFFT_SHUTDOWN_TIMEOUT", "soon")
     with pytest.raises(ValueError, match="XFFT_SHUTDOWN_TIMEOUT must be an integer"):
         xd.initialize()

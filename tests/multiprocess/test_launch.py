@@ -132,3 +132,98 @@ def test_python_api_default_streams_follow_sys_stdout_and_stderr(tmp_path, capsy
     cap = capsys.readouterr()
     assert "[rank 1] out 1" in cap.out and "err" not in cap.out
     assert "[rank 1] err 1" in cap.err and "xfft.launch: all 2 ranks exited 0" in cap.err
+
+
+def _timed_output(cmd: list[str], timeout: float = 60) -> tuple[list[tuple[float, bytes]], float, int]:
+    """Run ``cmd`` and record when each chunk of its (merged) output arrives, and when it ends."""
+    import select
+    import subprocess
+
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    chunks, t0 = [], time.monotonic()
+    try:
+        while time.monotonic() - t0 < timeout:
+            if select.select([p.stdout], [], [], 0.5)[0]:
+                data = os.read(p.stdout.fileno(), 65536)
+                if not data:
+                    break
+                chunks.append((time.monotonic(), data))
+        code = p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return chunks, time.monotonic(), code
+
+
+def _arrival(chunks: list[tuple[float, bytes]], text: bytes) -> float:
+    seen = b""
+    for t, data in chunks:
+        seen += data
+        if text in seen:
+            return t
+    raise AssertionError(f"{text!r} never arrived: {seen!r}")
+
+
+def test_output_passes_through_as_it_comes(tmp_path):
+    """A line appears while its rank still runs, and so does a carriage-return progress bar (tqdm)."""
+    s = _script(tmp_path, """
+        print("first", flush=True)
+        sys.stderr.write("\\r 50%|#####     |")
+        sys.stderr.flush()
+        time.sleep(3)
+        sys.stderr.write("\\r100%|##########|\\n")
+        print("second")
+    """)
+    chunks, end, code = _timed_output([sys.executable, "-m", "xfft.launch", "-n", "1", "--timeout", "30", s])
+    assert code == 0
+    assert end - _arrival(chunks, b"[rank 0] first\n") > 2
+    assert end - _arrival(chunks, b"[rank 0]  50%|#####     |") > 2  # the bar before its newline
+    out = b"".join(d for _, d in chunks)
+    assert b"\r[rank 0] 100%|##########|\n[rank 0] second\n" in out
+
+
+def test_partial_lines_of_two_ranks_do_not_mix(tmp_path):
+    s = _script(tmp_path, """
+        if rank == 0:
+            print("zero-start ", end="", flush=True)
+            time.sleep(1.5)
+            print("zero-end", flush=True)
+        else:
+            time.sleep(0.7)
+            print("one", flush=True)
+    """)
+    r = _cli("-n", "2", "--timeout", "30", s)
+    assert r.code == 0, r.out
+    assert re.search(r"^\[rank 0\] zero-start \n\[rank 1\] one\n\[rank 0\] zero-end\n", r.out, re.M), r.out
+
+
+def test_gloo_connection_lines_are_dropped_unless_verbose(tmp_path):
+    s = _script(tmp_path, """
+        print(f"[Gloo] Rank {rank} is connected to 1 peer ranks. Expected number of connected peer ranks is : 1")
+        print("[Gloo] something else")
+        print("work")
+    """)
+    quiet = _cli("-n", "2", "--timeout", "30", s)
+    assert quiet.code == 0 and "connected to" not in quiet.out, quiet.out
+    assert "[rank 1] [Gloo] something else" in quiet.out and "[rank 1] work" in quiet.out
+    loud = _cli("-n", "2", "--timeout", "30", "--verbose", s)
+    assert "[rank 1] [Gloo] Rank 1 is connected to 1 peer ranks." in loud.out, loud.out
+    env = run([sys.executable, "-m", "xfft.launch", "-n", "1", s], 30, {**os.environ, "XFFT_VERBOSE": "1"})
+    assert "[rank 0] [Gloo] Rank 0 is connected" in env.out, env.out
+
+
+def test_real_two_process_run_prints_no_gloo_lines(tmp_path):
+    """Gloo prints its connection lines from C++ on stdout (no log-level switch): the launcher drops them."""
+    s = _script(tmp_path, """
+        from xfft import distributed as xd
+        xd.initialize()
+        import jax, jax.numpy as jnp
+        x = jax.make_array_from_process_local_data(jax.sharding.NamedSharding(
+            jax.make_mesh((2,), ("x",)), jax.sharding.PartitionSpec("x")), jnp.ones(2))
+        print("sum", float(jax.jit(jnp.sum)(x)))
+    """)
+    quiet = _cli("-n", "2", "--timeout", "60", s)
+    assert quiet.code == 0 and "[rank 0] sum 4.0" in quiet.out, quiet.out
+    assert "[Gloo]" not in quiet.out, quiet.out
+    loud = _cli("-n", "2", "--timeout", "60", "--verbose", s)
+    assert loud.code == 0 and "[Gloo] Rank" in loud.out, loud.out

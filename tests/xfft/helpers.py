@@ -56,3 +56,25 @@ def hlo(f, *args) -> str:
 def count_op(text: str, op: str) -> int:
     """Number of ``op`` instructions in compiled HLO text (``all-to-all(``, ``all-gather(``, ...)."""
     return len(re.findall(rf"[\s=]{re.escape(op)}(?:-start)?\(", text))
+
+
+class DelegatingBackend:
+    """A minimal backend object (no declared capabilities) that counts its calls and runs native's transforms.
+
+    ``strict=True`` sets the ``strict`` attribute; otherwise it is left out (the registry's default applies).
+    """
+
+    def __init__(self, name: str, strict: bool = False) -> None:
+        import xfft.backends
+
+        self.name, self.calls, self._native = name, 0, xfft.backends.get_backend("native")
+        if strict:
+            self.strict = True
+
+    def forward(self, x, axes, norm, real):
+        self.calls += 1
+        return self._native.forward(x, axes, norm, real)
+
+    def inverse(self, k, axes, norm, real, real_shape):
+        self.calls += 1
+        return self._native.inverse(k, axes, norm, real, real_shape)

@@ -1,5 +1,5 @@
 """The axis matrix of mpi4py-fft's test suite against numpy, including every layout whose transformed axes are all
-sharded (planned through a batch axis: :func:`xfft._layout._plan_batch`).
+sharded (planned through a batch axis: :func:`xfft._plan._plan_batch`).
 
 Covered: arrays of 2, 3 and 4 axes with sizes 14 and 23 mixed across axes; ``axes`` None (all axes; for 4D arrays,
 where ``xfftn`` asks for ``ndim``, ``axes=(0, 1, 2, 3)``), (-1,), (-2,), (-1, -2), (-2, -1), (-1, 0), (0, -1); c2c
@@ -25,7 +25,8 @@ from helpers import count_op, hlo, random, rel_err, tol
 from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
-from xfft._layout import _plan_direct, spec_to_layout
+from xfft._layout import spec_to_layout
+from xfft._plan import _plan_direct
 
 AXES = [None, (-1,), (-2,), (-1, -2), (-2, -1), (-1, 0), (0, -1)]
 MESHES = {"slab2": ((2,), 2, PartitionSpec("x")), "slab4": ((4,), 4, PartitionSpec("x")),

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import count_op, hlo, mesh, put, random, rel_err, tol
+from helpers import DelegatingBackend, count_op, hlo, mesh, put, random, rel_err, tol
 from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
@@ -30,27 +30,9 @@ def _jd(strict: bool | None = None, engine: str = "auto"):
     return JaxDecompBackend(strict=strict, engine=engine)
 
 
-class Recorder:
-    """A backend that counts calls and delegates to native."""
-
-    name = "recorder"
-
-    def __init__(self):
-        self.calls = 0
-        self._native = backends.get_backend("native")
-
-    def forward(self, x, axes, norm, real):
-        self.calls += 1
-        return self._native.forward(x, axes, norm, real)
-
-    def inverse(self, k, axes, norm, real, real_shape):
-        self.calls += 1
-        return self._native.inverse(k, axes, norm, real, real_shape)
-
-
 @pytest.fixture
 def recorder(monkeypatch):
-    rec = Recorder()
+    rec = DelegatingBackend("recorder")  # counts calls, delegates to native
     monkeypatch.setitem(backends._REGISTRY, "recorder", rec)
     monkeypatch.delitem(backends._LOADED, "recorder", raising=False)
     return rec
@@ -387,27 +369,12 @@ def test_kernel_engine_jvp_and_linear_transpose(mesh_shape):
         assert rel_err(lt_jit, lt_nat) < 1e-12
 
 
-class _NoOrderBackend:
-    """A backend that knows nothing of order= (like jaxdecomp): it delegates to native in natural order."""
-
-    def __init__(self, name: str, strict: bool = False) -> None:
-        from xfft.backends.native import NativeBackend
-
-        self.name, self.strict, self._native = name, strict, NativeBackend()
-
-    def forward(self, x, axes, norm, real):
-        return self._native.forward(x, axes, norm, real)
-
-    def inverse(self, k, axes, norm, real, real_shape):
-        return self._native.inverse(k, axes, norm, real, real_shape)
-
-
 def test_transposed_order_on_backend_without_it_falls_back_once():
     """order="transposed" on a backend without supports_order: native, one BackendFallbackWarning; strict raises."""
     m = xfft.make_mesh((2, 4))
     a = np.random.default_rng(3).standard_normal((16, 16, 16)).astype(np.float32)
     x = jax.device_put(a, xfft.real_sharding(m, a.shape))
-    b = _NoOrderBackend("no-order-test")
+    b = DelegatingBackend("no-order-test")
     with pytest.warns(BackendFallbackWarning, match="order"):
         k = xfft.xrfft3d(x, backend=b, order="transposed")
     with warnings.catch_warnings():
@@ -417,7 +384,7 @@ def test_transposed_order_on_backend_without_it_falls_back_once():
         xfft.xrfft3d(x, backend=b)  # natural order runs on the backend itself, silently
     np.testing.assert_allclose(np.asarray(back), a, atol=1e-5)
     with pytest.raises(NotImplementedError, match="order"):
-        xfft.xfft3d(x, backend=_NoOrderBackend("no-order-strict", strict=True), order="transposed")
+        xfft.xfft3d(x, backend=DelegatingBackend("no-order-strict", strict=True), order="transposed")
 
 
 @needs_jd

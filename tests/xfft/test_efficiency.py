@@ -2,7 +2,7 @@
 
 XLA's FFT op only transforms the minor-most axes, so a transform over a non-minor axis needs a transpose. The
 plan is lowered so that each local stage is one FFT op and a transpose appears only where the data movement
-forces one (``xfft._layout.lower_plan``). Counts derived from the plans (3D grid, forward; the inverse mirrors it):
+forces one (``xfft._lower.lower_plan``). Counts derived from the plans (3D grid, forward; the inverse mirrors it):
 
 - one device, or a one-device mesh: one FFT op (``rfftn``/``fftn`` over all three axes), no transpose;
 - slab (one mesh axis of size > 1, whatever its size-1 companions): stage 1 transforms the two trailing axes in one
@@ -27,7 +27,9 @@ from helpers import count_op, mesh, put
 from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
-from xfft._layout import Transpose, lower_plan, plan_forward
+from xfft._layout import spec_to_layout
+from xfft._lower import Transpose, lower_plan
+from xfft._plan import plan_forward
 
 SHAPE = (16, 16, 16)
 # mesh shape, spec, transposes natural / transposed (per direction), FFT ops per direction
@@ -90,7 +92,7 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
     m = mesh(mesh_shape, "explicit")
     s = NamedSharding(m, spec)
     x = jax.ShapeDtypeStruct(SHAPE, np.float32 if real else np.complex64, sharding=s)
-    perm = xfft.spectral_axes(SHAPE, s, real=real, order=order)
+    perm = xfft.spectral_axes(s, SHAPE, real=real, order=order)
     kshape = [SHAPE[p] for p in perm]
     if real:
         kshape[perm.index(2)] = SHAPE[2] // 2 + 1
@@ -99,7 +101,7 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
     fwd, inv = _transforms(real, order)
     want = n_nat if order == "natural" else n_tr
     # The same count follows from the plan: Transpose steps of the lowered program.
-    plan = plan_forward(SHAPE, xfft._layout.spec_to_layout(spec, 3), (0, 1, 2),
+    plan = plan_forward(SHAPE, spec_to_layout(spec, 3), (0, 1, 2),
                         tuple(zip(m.axis_names, m.axis_sizes)), real)
     assert sum(isinstance(s, Transpose) for s in lower_plan(plan, None, order == "natural").steps) == want
     assert _lowered_transposes(fwd, x) == want

@@ -73,7 +73,7 @@ def test_mesh_with_more_devices_than_planes():
     with pytest.raises(ValueError, match="more devices than"):
         xfft.real_sharding(m, (4, 4, 4))
     with pytest.raises(ValueError, match="cannot be split evenly"):
-        xfft.wavenumbers((4, 4, 4), NamedSharding(m, PartitionSpec("x")))
+        xfft.wavenumbers(NamedSharding(m, PartitionSpec("x")), (4, 4, 4))
     with pytest.raises(ValueError, match="cannot be split evenly"):
         xfft.xmeshgrid(np.arange(4.0), np.arange(4.0), sharding=NamedSharding(m, PartitionSpec("x")))
 
@@ -90,6 +90,6 @@ def test_bad_helpers_arguments():
     with pytest.raises(ValueError, match="same length"):
         xfft.xroll(np.ones((4, 4)), (1, 2), 0)
     with pytest.raises(ValueError, match="box_length"):
-        xfft.wavenumbers((8, 8), NamedSharding(mesh((8,)), PartitionSpec("x")), box_length=-1.0)
+        xfft.wavenumbers(NamedSharding(mesh((8,)), PartitionSpec("x")), (8, 8), box_length=-1.0)
     with pytest.raises(ValueError, match="backend must be one of"):
         xfft.xfft3d(np.ones((4, 4, 4), np.complex64), backend="fftw")

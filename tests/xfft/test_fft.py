@@ -202,9 +202,9 @@ def test_transposed_order_round_trip_and_matches_natural(grid, mesh_shape, axis_
         return fwd(x), kt, inv(kt, s=grid, order="transposed")
 
     kn, kt, back = run(x)
-    perm = xfft.spectral_axes(grid, s, real=real, order="transposed")
+    perm = xfft.spectral_axes(s, grid, real=real, order="transposed")
     assert sorted(perm) == [0, 1, 2]
-    assert xfft.spectral_axes(grid, s, real=real) == (0, 1, 2)
+    assert xfft.spectral_axes(s, grid, real=real) == (0, 1, 2)
     assert np.array_equal(np.transpose(np.asarray(kt), np.argsort(perm)), np.asarray(kn))
     ref = _np_forward(a.astype(np.float64 if real else np.complex128), 3, real)
     assert rel_err(kn, ref) < tol(np.float32)
@@ -234,7 +234,7 @@ def test_transposed_order_eager_batched_and_one_device():
     a = random((2, 16, 8, 12), np.float64, seed=22)
     x = put(a, grid_sharding(m, a.shape[1:], batch=1))
     kt = xfft.xrfftn(x, ndim=3, order="transposed")
-    perm = xfft.spectral_axes(a.shape, x.sharding, real=True, order="transposed")
+    perm = xfft.spectral_axes(x.sharding, a.shape, real=True, order="transposed")
     assert perm[0] == 0  # the batch axis stays in front
     ref = np.fft.rfftn(a, axes=(1, 2, 3))
     assert rel_err(np.transpose(np.asarray(kt), np.argsort(perm)), ref) < 1e-12
@@ -255,7 +255,7 @@ def test_bad_order_is_a_value_error_naming_it(bad):
     x = put(np.zeros((8, 8, 8), np.float32), grid_sharding(m, (8, 8, 8)))
     for call in (lambda: xfft.xrfft3d(x, order=bad), lambda: xfft.ixfft3d(x, order=bad),
                  lambda: xfft.spectral_sharding(x.sharding, order=bad),
-                 lambda: xfft.spectral_axes((8, 8, 8), x.sharding, order=bad),
-                 lambda: xfft.wavenumbers((8, 8, 8), x.sharding, order=bad)):
+                 lambda: xfft.spectral_axes(x.sharding, (8, 8, 8), order=bad),
+                 lambda: xfft.wavenumbers(x.sharding, (8, 8, 8), order=bad)):
         with pytest.raises(ValueError, match="order"):
             call()

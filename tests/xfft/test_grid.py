@@ -46,7 +46,7 @@ def test_wavenumbers_match_numpy_and_spectrum_layout(real, mesh_shape):
     shape = (16, 32, 24)
     s = grid_sharding(m, shape)
     L = (2 * np.pi, 1.0, 3.0)
-    ks = xfft.wavenumbers(shape, s, real=real, box_length=L, dtype=np.float64)
+    ks = xfft.wavenumbers(s, shape, real=real, box_length=L, dtype=np.float64)
     spec = (xfft.xrfft3d if real else xfft.xfft3d)(put(np.zeros(shape), s))
     for d, k in enumerate(ks):
         n = shape[d]
@@ -54,7 +54,7 @@ def test_wavenumbers_match_numpy_and_spectrum_layout(real, mesh_shape):
         np.testing.assert_allclose(np.asarray(k).ravel(), 2 * np.pi / L[d] * f, rtol=1e-15)
         assert k.shape[d] == spec.shape[d] and k.size == spec.shape[d]
         assert k.sharding.spec[d] == spec.sharding.spec[d]
-    full = xfft.wavenumbers(shape, s, real=real, box_length=L, sparse=False, dtype=np.float64)
+    full = xfft.wavenumbers(s, shape, real=real, box_length=L, sparse=False, dtype=np.float64)
     for k, kf in zip(ks, full):
         assert kf.shape == spec.shape and kf.sharding.is_equivalent_to(spec.sharding, 3)
         np.testing.assert_array_equal(np.asarray(kf), np.broadcast_to(np.asarray(k), spec.shape))
@@ -73,7 +73,7 @@ def test_spectral_derivative_float32(axis_types, mesh_shape):
     c = np.arange(n) * 2 * np.pi / n
     x, y, z = xfft.xmeshgrid(c, c, c, sharding=s)
     u = (jnp.sin(x) * jnp.cos(2 * y)).astype(jnp.float32)
-    kx, ky, kz = xfft.wavenumbers((n, n, n), s, real=True, dtype=np.float32)
+    kx, ky, kz = xfft.wavenumbers(s, (n, n, n), real=True, dtype=np.float32)
 
     @jax.jit
     def ddx(u):
@@ -124,9 +124,9 @@ def test_wavenumbers_and_derivative_in_transposed_order(real, mesh_shape):
     x = put(a, s)
     fwd = xfft.xrfft3d if real else xfft.xfft3d
     kt, kn = fwd(x, order="transposed"), fwd(x)
-    perm = xfft.spectral_axes(shape, s, real=real, order="transposed")
-    ks_t = xfft.wavenumbers(shape, s, real=real, dtype=np.float64, order="transposed")
-    ks_n = xfft.wavenumbers(shape, s, real=real, dtype=np.float64)
+    perm = xfft.spectral_axes(s, shape, real=real, order="transposed")
+    ks_t = xfft.wavenumbers(s, shape, real=real, dtype=np.float64, order="transposed")
+    ks_n = xfft.wavenumbers(s, shape, real=real, dtype=np.float64)
     for d in range(3):
         i = perm.index(d)
         assert ks_t[d].shape[i] == kt.shape[i] and ks_t[d].size == kt.shape[i]
@@ -134,7 +134,7 @@ def test_wavenumbers_and_derivative_in_transposed_order(real, mesh_shape):
         np.testing.assert_array_equal(np.asarray(ks_t[d]).ravel(), np.asarray(ks_n[d]).ravel())
         dt = np.transpose(np.asarray(1j * ks_t[d] * kt), np.argsort(perm))
         assert rel_err(dt, np.asarray(1j * ks_n[d] * kn)) < 1e-14
-    full = xfft.wavenumbers(shape, s, real=real, dtype=np.float64, sparse=False, order="transposed")
+    full = xfft.wavenumbers(s, shape, real=real, dtype=np.float64, sparse=False, order="transposed")
     for k, kf in zip(ks_t, full):
         assert kf.shape == kt.shape and kf.sharding.is_equivalent_to(kt.sharding, 3)
         np.testing.assert_array_equal(np.asarray(kf), np.broadcast_to(np.asarray(k), kt.shape))

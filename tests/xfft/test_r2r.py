@@ -13,7 +13,8 @@ from jax.sharding import PartitionSpec as P
 
 import xfft
 from xfft._layout import Fft, Plan
-from xfft._r2r import run_local
+from xfft._lower import Program, lower_plan
+from xfft._partition import run_program
 
 SHAPE = (16, 8, 12)
 TOL = {np.float32: 2e-5, np.float64: 1e-12}
@@ -170,7 +171,9 @@ def test_errors_name_the_argument():
         xfft.xr2rn(x.astype(np.complex64), ("rfft", "fft"))
     with pytest.raises(TypeError, match="dtype"):
         xfft.xdctn(np.zeros((4, 4), np.int32))
-    with pytest.raises(ValueError, match="n="):
-        xfft.ixr2rn(np.zeros((8, 3), np.complex64), ("fft", "rfft"), n=7)
+    with pytest.raises(ValueError, match="s="):
+        xfft.ixr2rn(np.zeros((8, 3), np.complex64), ("fft", "rfft"), s=(8, 7))
     with pytest.raises(TypeError, match="unknown plan step"):
-        run_local(jnp.zeros(4), Plan(((),), (Fft((0,)), "bogus"), ((),), (4,)), ((0, "dct2"),), "backward", {})
+        lower_plan(Plan(((),), (Fft((0,), kinds=("dct2",)), "bogus"), ((),), (4,)))
+    with pytest.raises(TypeError, match="unknown program step"):
+        run_program(jnp.zeros(4), Program(("bogus",), (0,), (0,), ((),), ((),)), "backward", {})

@@ -1,13 +1,22 @@
 """Backend registry: name -> implementation of the distributed transforms.
 
-A backend is an object with ``forward(x, axes, norm, real)`` and ``inverse(k, axes, norm, real, real_shape)``
-that receive validated, normalized arguments (``axes`` non-negative ints, ``norm`` a valid string, dtypes
-already promoted) and return the transformed global array. Every backend gives the same values, output
-shapes and output shardings; they differ in how the data moves.
+A backend (:class:`Backend`) is an object with ``forward(x, axes, norm, real)`` and
+``inverse(k, axes, norm, real, real_shape)`` that receive validated, normalized arguments (``axes`` non-negative
+ints, ``norm`` a valid string, dtypes already promoted) and return the transformed global array. Every backend
+gives the same values, output shapes and output shardings; they differ in how the data moves. It says what it
+can do with three attributes, which :func:`select` reads (an object without them gets the defaults below):
+
+- ``supports_order`` (default False): it takes ``order="transposed"`` (then passed as a keyword);
+- ``kinds`` (default ``{"fft", "rfft"}``): the per-axis transform kinds it runs; DCT/DST kinds are passed as
+  ``kinds=`` (one per transformed axis) only to a backend that lists them;
+- ``strict`` (default False): raise ``NotImplementedError`` instead of falling back to native.
+
+What a backend lacks runs on the native backend with a one-time :class:`BackendFallbackWarning`
+(:func:`fallback`), or raises in strict mode.
 
 Registered backends:
 
-- ``"native"``: local FFTs plus all-to-alls in ``jax.shard_map`` (always available).
+- ``"native"``: local transforms plus all-to-alls in ``jax.shard_map`` (always available, every kind and order).
 - ``"jaxdecomp"``: jaxDecomp's distributed 3D FFT (``pip install "xfft[jaxdecomp]"``), translated to xfft's
   natural axis order and layouts; it falls back to native, with a one-time :class:`BackendFallbackWarning`,
   for what jaxDecomp lacks, or raises ``NotImplementedError`` in strict mode. See
@@ -16,10 +25,8 @@ Registered backends:
 Backends are imported lazily on first use, so ``import xfft`` never imports jaxdecomp and a bare install works
 without it; :func:`available_backends` lists only those that import. The default backend is ``"native"``; the
 environment variable ``XFFT_BACKEND`` changes it for a process, and :func:`use_backend` for a block of code.
-A backend that implements the ``order="transposed"`` spectral axis order says so with a class attribute
-``supports_order = True`` (and takes ``order=`` in ``forward``/``inverse``); for the others that order runs on
-native (:func:`order_fallback`). Every transform also takes ``backend=``, a registered name or a backend object
-(for example ``JaxDecompBackend(strict=True)``).
+Every transform also takes ``backend=``, a registered name or a backend object (for example
+``JaxDecompBackend(strict=True)``).
 """
 
 from __future__ import annotations
@@ -30,9 +37,11 @@ import importlib
 import os
 import warnings
 from collections.abc import Iterator
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import jax
+
+from .._warn import stacklevel
 
 ENV_BACKEND = "XFFT_BACKEND"
 
@@ -43,12 +52,36 @@ class BackendFallbackWarning(UserWarning):
 
 @runtime_checkable
 class Backend(Protocol):
+    """What xfft asks of a backend (see the module docstring; attributes left out take :data:`DEFAULTS`)."""
+
+    #: the name used in warnings and errors
     name: str
+    #: True if ``forward``/``inverse`` take ``order="transposed"``
+    supports_order: bool
+    #: per-axis kinds it runs (``"fft"``, ``"rfft"``, ``"dct1"``..``"dst4"``)
+    kinds: frozenset[str]
+    #: True to raise ``NotImplementedError`` where it would fall back to native
+    strict: bool
 
-    def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool) -> jax.Array: ...
+    def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
+                kinds: tuple[str, ...] | None = None) -> jax.Array:
+        """Transform ``x`` over ``axes`` (the last one is the half axis if ``real``); ``order``/``kinds`` are passed
+        only when not the defaults and the backend declares them."""
+        ...
 
-    def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool,
-                real_shape: tuple[int, ...]) -> jax.Array: ...
+    def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, real_shape: tuple[int, ...], *,
+                order: str = "natural", kinds: tuple[str, ...] | None = None) -> jax.Array:
+        """Inverse transform of ``k`` back to the real-space shape ``real_shape``."""
+        ...
+
+
+#: capabilities of a backend object that does not declare them
+DEFAULTS: dict[str, Any] = {"supports_order": False, "kinds": frozenset({"fft", "rfft"}), "strict": False}
+
+
+def capability(backend: object, attribute: str) -> Any:
+    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds`` or ``strict``), else :data:`DEFAULTS`."""
+    return getattr(backend, attribute, DEFAULTS[attribute])
 
 
 # name -> "module:attribute" of a zero-argument factory (imported on first use), or a backend object.
@@ -57,7 +90,7 @@ _REGISTRY: dict[str, str | Backend] = {
     "jaxdecomp": "xfft.backends.jaxdecomp:JaxDecompBackend",
 }
 _LOADED: dict[str, Backend] = {}
-_ORDER_WARNED: set[str] = set()
+_FALLBACK_WARNED: set[tuple[str, str]] = set()
 _CURRENT: contextvars.ContextVar[str | Backend | None] = contextvars.ContextVar("xfft_backend", default=None)
 
 
@@ -158,21 +191,63 @@ def available_backends() -> tuple[str, ...]:
     return tuple(out)
 
 
-def order_fallback(backend: Backend, order: str) -> Backend:
-    """The backend to use for spectral ``order`` when ``backend`` lacks ``supports_order``: native.
+def backend_name(backend: object) -> str:
+    """The name of a backend object (its ``name``, else its class name)."""
+    return str(getattr(backend, "name", type(backend).__name__))
 
-    Warns once per backend name with :class:`BackendFallbackWarning`; a backend in strict mode (its ``strict``
-    attribute is true) raises instead.
+
+def fallback(backend: object, feature: str) -> Backend:
+    """The native backend, for a transform that ``backend`` cannot run (``feature`` says what it lacks).
+
+    Warns once per backend name and feature with :class:`BackendFallbackWarning`; a strict backend raises.
 
     Raises:
       NotImplementedError: ``backend`` is strict.
     """
-    name = str(getattr(backend, "name", type(backend).__name__))
-    if getattr(backend, "strict", False):
-        raise NotImplementedError(f"backend {name!r} (strict) does not support order={order!r}; use "
-                                  "backend='native', or order='natural'")
-    if name not in _ORDER_WARNED:
-        _ORDER_WARNED.add(name)
-        warnings.warn(f"backend {name!r} does not support order={order!r}: using the native backend for it "
-                      "(same values; this warning is shown once)", BackendFallbackWarning, stacklevel=4)
+    name = backend_name(backend)
+    if capability(backend, "strict"):
+        raise NotImplementedError(f"backend {name!r} (strict) does not support {feature}; use backend='native'")
+    if (name, feature) not in _FALLBACK_WARNED:
+        _FALLBACK_WARNED.add((name, feature))
+        warnings.warn(f"backend {name!r} does not support {feature}: using the native backend for it (same values; "
+                      "this warning is shown once)", BackendFallbackWarning, stacklevel=stacklevel())
     return get_backend("native")
+
+
+def order_fallback(backend: Backend, order: str) -> Backend:
+    """The backend to use for spectral ``order`` when ``backend`` lacks ``supports_order``: native (:func:`fallback`).
+
+    Raises:
+      NotImplementedError: ``backend`` is strict.
+    """
+    return fallback(backend, f"order={order!r} (use order='natural')")
+
+
+def select(backend: str | Backend | None, *, order: str = "natural",
+           kinds: tuple[str, ...] | None = None) -> tuple[Backend, dict[str, Any]]:
+    """The backend that runs a transform, and the keywords to pass it: the one dispatch rule of every transform.
+
+    Args:
+      backend: a name, a backend object or None (:func:`default_backend`).
+      order: the spectral axis order (validated).
+      kinds: the kind of each transformed axis, or None for Fourier axes only.
+
+    Returns:
+      ``(backend, keywords)``: ``backend`` itself when it can run the transform, else native
+      (:func:`fallback`); ``keywords`` holds ``order`` and ``kinds`` when they are not the defaults.
+
+    Raises:
+      ValueError, ImportError: as :func:`get_backend`. NotImplementedError: a strict backend lacks a feature.
+    """
+    b = get_backend(backend)
+    if order != "natural" and not capability(b, "supports_order"):
+        b = order_fallback(b, order)
+    missing = sorted(set(kinds or ()) - set(capability(b, "kinds")))
+    if missing:
+        b = fallback(b, f"the transform kinds {missing}")
+    keywords: dict[str, Any] = {}
+    if order != "natural":
+        keywords["order"] = order
+    if kinds and any(k not in ("fft", "rfft") for k in kinds):
+        keywords["kinds"] = tuple(kinds)
+    return b, keywords

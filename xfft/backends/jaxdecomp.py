@@ -71,8 +71,9 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
-from .._layout import Layout, canonical_layout, layout_to_spec, plan_forward, plan_inverse
+from .._layout import Layout, layout_to_spec
 from .._partition import placement
+from .._plan import guess_layout, inverse_plan, plan_forward
 from . import BackendFallbackWarning
 
 MIN_VERSION = "0.3.1"
@@ -265,6 +266,8 @@ class JaxDecompBackend:
     """
 
     name = "jaxdecomp"
+    supports_order = False  # order="transposed" runs on native (xfft.backends.fallback)
+    kinds = frozenset({"fft", "rfft"})  # real-to-complex falls back inside (see _route); DCT/DST run on native
 
     def __init__(self, strict: bool | None = None, engine: str = "auto") -> None:
         self._lib = _library()
@@ -328,18 +331,13 @@ class JaxDecompBackend:
         axes = tuple(range(nd - 3, nd))
         msizes = pl.mesh_sizes
         try:
-            canon = canonical_layout(shape, axes, msizes)
             if inverse:
-                if pl.layout is None:
-                    fwd = plan_forward(shape, canon, axes, msizes, False)
-                    given, native = fwd.out_layout, fwd.inverted()
-                else:
-                    given = pl.layout
-                    native = plan_inverse(shape, given, axes, msizes, False)
-                out_layout = None if native is None else native.out_layout
+                native = inverse_plan(shape, pl.layout, axes, msizes, False)
+                given = native.in_layout if pl.layout is None else pl.layout
+                out_layout = native.out_layout if native.in_layout == given else None
                 want_in, want_out = spec_layout, real_layout
             else:
-                given = canon if pl.layout is None else pl.layout
+                given = guess_layout(shape, axes, msizes, False) if pl.layout is None else pl.layout
                 out_layout = plan_forward(shape, given, axes, msizes, False).out_layout
                 want_in, want_out = real_layout, spec_layout
         except ValueError:
@@ -398,6 +396,7 @@ class JaxDecompBackend:
         return jax.lax.with_sharding_constraint(y, out)
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool) -> jax.Array:
+        """Forward transform of validated arguments (see :class:`xfft.backends.Backend`)."""
         route = self._route(x, axes, real, False, tuple(x.shape))
         if not isinstance(route, _Route):
             if route is not None:
@@ -407,6 +406,7 @@ class JaxDecompBackend:
 
     def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool,
                 real_shape: tuple[int, ...]) -> jax.Array:
+        """Inverse transform of validated arguments to ``real_shape`` (see :class:`xfft.backends.Backend`)."""
         route = self._route(k, axes, real, True, tuple(real_shape))
         if not isinstance(route, _Route):
             if route is not None:

@@ -1,158 +1,53 @@
-"""The native backend: plans from :mod:`xfft._layout`, executed by :mod:`xfft._partition` (shard_map)."""
+"""The native backend: plans from :mod:`xfft._plan`, run by the one executor of :mod:`xfft._partition`."""
 
 from __future__ import annotations
 
-import itertools
-import math
-from functools import lru_cache
-
 import jax
 
-from .._layout import (
-    Layout,
-    MeshSizes,
-    Move,
-    Plan,
-    canonical_layout,
-    invert_perm,
-    lower_plan,
-    plan_forward,
-    plan_inverse,
-)
-from .._partition import Placement, execute, input_layout, placement, run_program
+from .._layout import KINDS, with_kinds
+from .._order import transposed_spectrum
+from .._partition import input_layout, placement, run
+from .._plan import Kinds, inverse_plan, plan_forward
 
-ORDERS = ("natural", "transposed")
+
+def _pairs(axes: tuple[int, ...], kinds: tuple[str, ...] | None) -> Kinds:
+    """The real-to-real axes of ``kinds`` (one kind per transformed axis) as ``(axis, kind)`` pairs."""
+    if not kinds:
+        return ()
+    return tuple((a, k) for a, k in zip(axes, kinds) if k not in ("fft", "rfft"))
 
 
 class NativeBackend:
-    """Local FFTs plus ``jax.lax.all_to_all`` inside ``jax.shard_map``.
+    """Local transforms plus ``jax.lax.all_to_all`` inside ``jax.shard_map``: every kind and both axis orders.
 
     Spectral axis order: ``"natural"`` (default) or ``"transposed"`` (the order the transforms leave, see
-    :func:`xfft.spectral_axes`); ``supports_order`` tells the dispatcher so.
+    :func:`xfft.spectral_axes`); kinds: every entry of :data:`xfft.R2R_KINDS` (FFT, real FFT, DCT/DST 1-4).
     """
 
     name = "native"
     supports_order = True
+    kinds = frozenset(KINDS)
+    strict = False
 
-    def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool,
-                order: str = "natural") -> jax.Array:
+    def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
+                kinds: tuple[str, ...] | None = None) -> jax.Array:
+        """Forward transform of validated arguments (see :class:`xfft.backends.Backend`)."""
         shape = tuple(x.shape)
-        natural = order == "natural"
         pl = placement(x)
         if pl is None:
-            plan = plan_forward(shape, ((),) * len(shape), axes, (), real)
-            return run_program(x, lower_plan(plan, None, natural), norm, {})
-        plan = plan_forward(shape, input_layout(pl, shape, axes), axes, pl.mesh_sizes, real)
-        return execute(x, plan, pl, norm, natural_out=natural)
+            plan = plan_forward(shape, ((),) * len(shape), axes, (), real, _pairs(axes, kinds))
+        else:
+            plan = plan_forward(shape, input_layout(pl, shape, axes, real), axes, pl.mesh_sizes, real,
+                                _pairs(axes, kinds))
+        return run(x, plan, norm, natural_out=order == "natural")
 
-    def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool,
-                real_shape: tuple[int, ...], order: str = "natural") -> jax.Array:
-        pl = placement(k)
+    def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, real_shape: tuple[int, ...], *,
+                order: str = "natural", kinds: tuple[str, ...] | None = None) -> jax.Array:
+        """Inverse transform of validated arguments to ``real_shape`` (see :class:`xfft.backends.Backend`)."""
         if order != "natural":
             perm, _, plan = transposed_spectrum(k, axes, real, tuple(real_shape[d] for d in axes))
-            if pl is None:
-                return run_program(k, lower_plan(plan, perm, True), norm, {})
-            return execute(k, plan, pl, norm, in_perm=perm)
-        if pl is None:
-            return run_program(k, lower_plan(plan_forward(real_shape, ((),) * len(real_shape), axes, (),
-                                                          real).inverted()), norm, {})
-        plan = None
-        if pl.layout is not None:
-            plan = plan_inverse(real_shape, pl.layout, axes, pl.mesh_sizes, real)
-        if plan is None:
-            # Unknown or foreign spectral layout: invert the canonical real layout's plan (XLA reshards to it).
-            canon = input_layout(Placement(pl.mesh, None, pl.explicit), real_shape, axes)
-            plan = plan_forward(real_shape, canon, axes, pl.mesh_sizes, real).inverted()
-        return execute(k, plan, pl, norm)
-
-
-def transposed_spectrum(k: jax.Array, axes: tuple[int, ...], real: bool,
-                        s: tuple[int, ...] | None) -> tuple[tuple[int, ...], tuple[int, ...], Plan]:
-    """Read a spectrum in ``"transposed"`` order: which axis order it has, its real shape, the inverse plan.
-
-    The order is the one the forward transform of some real layout would leave with this shape and sharding
-    (the spectrum's own layout first, then the canonical one, which XLA reshards to). Several orders can fit
-    one shape and sharding; they are ranked like :func:`xfft._layout.plan_inverse` ranks real layouts (most
-    sharded real axes, fewest all-to-alls, mesh axes in mesh order, leading axes sharded), after the canonical
-    real layout of each shape (:func:`xfft.real_sharding`) and plans without padding. Where the fitting
-    orders disagree on the real shape (a non-cubic grid whose sharding is not visible, e.g. an Auto mesh under
-    ``jax.jit``), ``s`` must say it.
-
-    Args:
-      k: the spectrum (axes permuted as :func:`xfft.spectral_axes` says).
-      axes: transformed axes, logical (natural) numbering.
-      real: half spectrum on the last transformed axis.
-      s: real-space lengths of the transformed axes in natural order, or None.
-
-    Returns:
-      ``(perm, real_shape, plan)``: ``perm[i]`` is the natural axis of ``k``'s axis ``i``; ``real_shape`` is the
-      natural real-space shape; ``plan`` the logical inverse plan.
-
-    Raises:
-      ValueError: no forward transform leaves a spectrum of this shape and sharding, or several real shapes fit
-        and ``s`` is not given.
-    """
-    pl = placement(k)
-    sizes: MeshSizes = () if pl is None else pl.mesh_sizes
-    known = None if pl is None else pl.layout
-    shape = tuple(k.shape)
-    for layout in ((known, None) if known is not None else (None,)):
-        found = _find_perm(shape, layout, sizes, axes, real, s)
-        if not found:
-            continue
-        # Canonical real layouts and unpadded moves first; several real shapes among the best is ambiguous.
-        tier = min(f[0][:2] for f in found)
-        shapes = sorted({f[1][1] for f in found if f[0][:2] == tier})
-        if len(shapes) > 1 and s is None:
-            raise ValueError(f"k of shape {shape} in 'transposed' order can be the spectrum of real shapes "
-                             f"{shapes}: pass s= (the real lengths of the transformed axes, natural order)")
-        return min(found)[1]
-    raise ValueError(f"k of shape {shape} is not a spectrum in 'transposed' order: no forward transform over axes "
-                     f"{axes} leaves this shape and sharding" + ("" if s is None else f" with s={s}")
-                     + " (pass order='natural' for a natural-order spectrum)")
-
-
-@lru_cache(maxsize=256)
-def _find_perm(shape: tuple[int, ...], layout: Layout | None, sizes: MeshSizes, axes: tuple[int, ...], real: bool,
-               s: tuple[int, ...] | None) -> tuple:
-    """Every axis order whose forward leaves ``shape`` (and ``layout``, when given), as ``(rank, found)`` pairs."""
-    ndim = len(shape)
-    rank = {a: i for i, (a, _) in enumerate(sizes)}  # mesh order: real layouts that keep it rank first
-    out = []
-    for perm in itertools.permutations(range(ndim)):
-        back = invert_perm(perm)
-        nat = [shape[back[d]] for d in range(ndim)]
-        rshape = list(nat)
-        if s is not None and any(nat[d] != n for d, n in zip(axes[:-1], s[:-1])):
-            continue
-        if real:
-            m = nat[axes[-1]]
-            n = s[-1] if s is not None else 2 * (m - 1)
-            if n < 1 or n // 2 + 1 != m:
-                continue
-            rshape[axes[-1]] = n
-        elif s is not None and nat[axes[-1]] != s[-1]:
-            continue
-        rs = tuple(rshape)
-        cands = []
-        try:
-            cands.append((0, plan_forward(rs, canonical_layout(rs, axes, sizes) if sizes else ((),) * ndim, axes,
-                                          sizes, real)))
-        except ValueError:
-            pass
-        if layout is not None:
-            inv = plan_inverse(rs, tuple(layout[back[d]] for d in range(ndim)), axes, sizes, real)
-            if inv is not None:
-                cands.append((1, inv.inverted()))
-        for tier, fwd in cands:
-            program = lower_plan(fwd, None, False)
-            if program.out_perm != perm or (layout is not None and program.out_layout != layout):
-                continue
-            n_sharded = sum(math.prod(dict(sizes)[a] for a in g) > 1 for g in fwd.in_layout)
-            names = [rank[a] for g in fwd.in_layout for a in g]
-            inversions = sum(a > b for i, a in enumerate(names) for b in names[i + 1:])
-            padded = any(isinstance(st, Move) and st.dst_len % math.prod(dict(sizes)[a] for a in st.mesh_axes)
-                         for st in fwd.steps)
-            key = (tier, padded, -n_sharded, fwd.num_all_to_all, inversions, [[-len(g)] for g in fwd.in_layout], perm)
-            out.append((key, (perm, rs, fwd.inverted())))
-    return tuple(out)
+            return run(k, with_kinds(plan, _pairs(axes, kinds)), norm, in_perm=perm)
+        pl = placement(k)
+        plan = inverse_plan(tuple(real_shape), None if pl is None else pl.layout, axes,
+                            () if pl is None else pl.mesh_sizes, real, _pairs(axes, kinds))
+        return run(k, plan, norm)

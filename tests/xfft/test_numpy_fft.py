@@ -1,0 +1,191 @@
+"""``xfft.fft`` against ``numpy.fft`` on gathered data, and its HLO: every function, axes, s, norm, dtype, placement.
+
+How the subset was chosen (the full cross product would be thousands of compiles): every function runs on every
+placement (one device, slab and pencil on Explicit meshes, slab and pencil on Auto meshes under ``jax.jit``,
+batch-sharded ``P('x', None, None)``), each with one argument set from ``CALLS``; the argument sets cover ``axes``
+None / one / several / negative / out of order, ``s`` (and ``n``) cropping and padding, also along sharded axes.
+``norm`` rotates over None, "backward", "ortho", "forward" and the dtype over float32/float64 (complex64/128)
+with the call's index, shifted per placement, so each function meets several norms and both precisions. Sharded
+placements are compiled ahead of time: the same executable is run and its HLO checked for all-gathers.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import count_op, mesh, random, rel_err
+from jax.sharding import NamedSharding, PartitionSpec
+
+import xfft
+import xfft.fft as xf
+
+SHAPE = (16, 8, 12)
+NORMS = [None, "backward", "ortho", "forward"]
+# name, input kind ("c" complex, "r" real, "h" half spectrum of SHAPE over the last axis), arguments
+CALLS = [
+    ("fftn", "c", {}),
+    ("fftn", "r", {"s": (12, 10, 16), "axes": (0, 1, 2)}),  # crop the slab axis, pad the others
+    ("ifftn", "c", {"axes": (2, 0)}),
+    ("ifftn", "c", {"s": (20, 6), "axes": (-3, -1)}),
+    ("rfftn", "r", {"axes": (-1, 0)}),  # half axis 0 (sharded on slab and pencil)
+    ("rfftn", "r", {}),
+    ("irfftn", "h", {"s": SHAPE}),
+    ("irfftn", "h", {"s": (16, 8, 11)}),  # odd output length
+    ("fft", "c", {"n": 24, "axis": 0}),  # pad along the sharded axis
+    ("ifft", "c", {"n": 6, "axis": -2}),
+    ("rfft", "r", {"axis": 1}),
+    ("irfft", "h", {"n": 13}),
+    ("fft2", "c", {"s": (6, 16)}),
+    ("ifft2", "c", {"axes": (2, 0)}),
+    ("rfft2", "r", {"axes": (0, 1)}),
+    ("irfft2", "h", {"axes": (0, 2), "s": (16, 12)}),
+    ("hfft", "h", {"n": 12}),
+    ("ihfft", "r", {"axis": 0}),
+    ("fftshift", "c", {}),
+    ("ifftshift", "r", {"axes": (0, 2)}),
+]
+PLACEMENTS = ["one-device", "slab", "pencil", "slab-auto", "pencil-auto", "batch"]
+
+
+def _input(kind, dtype, seed):
+    real = np.float64 if dtype == np.float64 else np.float32
+    if kind == "r":
+        return random(SHAPE, real, seed)
+    if kind == "c":
+        return random(SHAPE, np.complex128 if real == np.float64 else np.complex64, seed)
+    return np.fft.rfft(random(SHAPE, np.float64, seed), axis=-1).astype(np.complex128 if real == np.float64
+                                                                        else np.complex64)
+
+
+def _placed(a, placement):
+    """``(array, mesh or None)`` with ``a`` laid out as ``placement`` says."""
+    if placement == "one-device":
+        return jax.device_put(a, jax.devices()[0]), None
+    shape, spec = {"slab": ((8,), PartitionSpec("x")), "pencil": ((2, 4), PartitionSpec("x", "y")),
+                   "batch": ((8,), PartitionSpec("x"))}[placement.split("-")[0]]
+    m = mesh(shape, "auto" if placement.endswith("auto") else "explicit")
+    if placement == "batch":
+        a = a[:8]
+    return jax.device_put(a, NamedSharding(m, spec)), m
+
+
+def _reference(name, a, kwargs, norm):
+    f = getattr(np.fft, name)
+    if name in ("fftshift", "ifftshift"):
+        return f(a, **kwargs)
+    if "s" in kwargs and "axes" not in kwargs and name.endswith("n"):  # numpy 2 wants axes with s
+        kwargs = {**kwargs, "axes": tuple(range(-len(kwargs["s"]), 0))}
+    return f(a.astype(np.complex128 if np.iscomplexobj(a) else np.float64), **kwargs, norm=norm)
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_every_function_against_numpy(placement):
+    """Values equal numpy's; sharded inputs stay sharded and compile without an all-gather."""
+    shift = PLACEMENTS.index(placement)
+    moved = 0
+    for i, (name, kind, kwargs) in enumerate(CALLS):
+        norm = NORMS[(i + shift) % 4]
+        dtype = (np.float32, np.float64)[(i + shift) % 2]
+        a = _input(kind, dtype, seed=i)
+        x, m = _placed(a, placement)
+        a = np.asarray(x)
+        args = {} if name in ("fftshift", "ifftshift") else {"norm": norm}
+        fn = getattr(xf, name)
+        f = jax.jit(lambda v, fn=fn, kw=kwargs, args=args: fn(v, **kw, **args))
+        if m is None:
+            out = f(x)
+        else:
+            with jax.set_mesh(m):
+                compiled = f.lower(x).compile()
+                out = compiled(x)
+            text = compiled.as_text()
+            assert count_op(text, "all-gather") == 0, (placement, name, kwargs)
+            moved += count_op(text, "all-to-all") > 0
+        ref = _reference(name, a, kwargs, norm)
+        assert out.shape == ref.shape, (placement, name, kwargs)
+        assert rel_err(out, ref) < (2e-5 if dtype == np.float32 else 1e-12), (placement, name, kwargs, norm)
+        ref_fn = getattr(jnp.fft, name)
+        want = jax.eval_shape(lambda v, fn=ref_fn, kw=kwargs: fn(v, **kw), jnp.asarray(a)).dtype
+        assert out.dtype == want, (placement, name, out.dtype, want)
+        if m is not None and m.axis_types[0] == jax.sharding.AxisType.Explicit:
+            assert not out.sharding.is_fully_replicated, (placement, name)
+    # the planned path ran: most calls move data (all but the shifts, and local axes on a batch-sharded array)
+    assert moved >= (0 if m is None else 8), moved
+
+
+def test_frequencies_are_jax_numpy_s():
+    """fftfreq/rfftfreq are jax.numpy.fft's: small unsharded vectors that broadcast against any spectrum."""
+    assert xf.fftfreq is jnp.fft.fftfreq and xf.rfftfreq is jnp.fft.rfftfreq
+    np.testing.assert_allclose(np.asarray(xf.fftfreq(8, 0.5)), np.fft.fftfreq(8, 0.5))
+    np.testing.assert_allclose(np.asarray(xf.rfftfreq(9)), np.fft.rfftfreq(9))
+
+
+def test_one_device_runs_exactly_jax_numpy_fft():
+    """Off a mesh the call is jax.numpy.fft's own: the same jaxpr (so the same XLA op), also for numpy input."""
+    a = random(SHAPE, np.float32)
+    for name, kw in [("fftn", {"axes": (0, 2)}), ("rfftn", {"s": (8, 8, 8)}), ("irfft", {"n": 7}),
+                     ("hfft", {}), ("fftshift", {"axes": 1})]:
+        ours = str(jax.make_jaxpr(lambda v, name=name, kw=kw: getattr(xf, name)(v, **kw))(a))
+        theirs = str(jax.make_jaxpr(lambda v, name=name, kw=kw: getattr(jnp.fft, name)(v, **kw))(a))
+        assert ours == theirs, name
+    np.testing.assert_array_equal(np.asarray(xf.fft(a)), np.asarray(jnp.fft.fft(a)))
+
+
+@pytest.mark.parametrize("mesh_shape,spec", [((8,), ("x",)), ((2, 4), ("x", "y"))], ids=["slab", "pencil"])
+def test_round_trips_keep_the_sharding(mesh_shape, spec):
+    m = mesh(mesh_shape)
+    a = random(SHAPE, np.float64)
+    x = jax.device_put(a, NamedSharding(m, PartitionSpec(*spec)))
+    k = xf.rfftn(x)
+    assert k.sharding.is_equivalent_to(xfft.spectral_sharding(x.sharding, SHAPE, real=True), 3)
+    back = xf.irfftn(k, s=SHAPE)
+    assert back.sharding.is_equivalent_to(x.sharding, 3) and rel_err(back, a) < 1e-12
+    z = xf.ifftn(xf.fftn(x, axes=(1, 0)), axes=(1, 0))
+    assert z.sharding.is_equivalent_to(x.sharding, 3) and rel_err(z, a) < 1e-12
+    shifted = xf.fftshift(x)  # xroll along the sharded axes: sharding kept
+    assert shifted.sharding.is_equivalent_to(x.sharding, 3)
+    text = jax.jit(xf.fftshift).lower(x).compile().as_text()
+    assert count_op(text, "all-gather") == 0 and count_op(text, "collective-permute") > 0
+
+
+def test_grad_and_vmap_through_sharded_transforms():
+    """jax.grad and jax.vmap through xfft.fft on a slab equal single-device jax.numpy.fft."""
+    m = mesh((8,))
+    a = random((4,) + SHAPE, np.float64)
+    w = random((4, 16, 8, 7), np.float64, seed=2)
+    x = jax.device_put(a, NamedSharding(m, PartitionSpec(None, "x")))
+
+    def loss(fft):
+        return lambda v: jnp.sum(w * jnp.abs(fft.rfftn(v, axes=(1, 2, 3), norm="ortho")) ** 2)
+
+    g = jax.jit(jax.grad(loss(xf)))(x)
+    assert rel_err(g, jax.grad(loss(jnp.fft))(jnp.asarray(a))) < 1e-12
+    v = jax.jit(jax.vmap(lambda u: xf.ifftn(xf.fftn(u, s=(16, 8, 16)), axes=(0, 2))))(x)
+    ref = jax.vmap(lambda u: jnp.fft.ifftn(jnp.fft.fftn(u, s=(16, 8, 16)), axes=(0, 2)))(jnp.asarray(a))
+    assert rel_err(v, ref) < 1e-12
+    text = jax.jit(jax.grad(loss(xf))).lower(x).compile().as_text()
+    assert count_op(text, "all-gather") == 0
+
+
+def test_errors_name_the_argument():
+    m = mesh((8,))
+    x = jax.device_put(random(SHAPE, np.float32), NamedSharding(m, PartitionSpec("x")))
+    with pytest.raises(ValueError, match="norm"):
+        xf.fftn(x, norm="unitary")
+    with pytest.raises(ValueError, match="axes"):
+        xf.fftn(x, axes=(0, 0))
+    with pytest.raises(TypeError, match="axes"):
+        xf.fftn(x, axes=1)
+    with pytest.raises(ValueError, match="s="):
+        xf.fftn(x, s=(4, 4), axes=(0,))
+    with pytest.raises(TypeError, match="axis"):
+        xf.fft(x, axis=(0,))
+    with pytest.raises(TypeError, match="real"):
+        xf.rfftn(x.astype(np.complex64))
+    line = jax.device_put(random((64,), np.complex64), NamedSharding(m, PartitionSpec("x")))
+    with pytest.raises(ValueError, match="transformed"):  # a 1D array sharded over the mesh: no plan exists
+        xf.fft(line)
+    with pytest.raises(ValueError, match="crop or pad"):  # 16 -> 12 along x, and nothing else takes 8 devices
+        xf.fft(jax.device_put(random((16, 4), np.complex64), NamedSharding(m, PartitionSpec("x"))), n=12, axis=0)

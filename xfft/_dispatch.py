@@ -1,0 +1,51 @@
+"""The one path of every public transform: checked arguments -> backend (with fallback) -> plan -> executor."""
+
+from __future__ import annotations
+
+import jax
+
+from ._order import check_order, transposed_spectrum
+from ._validate import real_shape
+from .backends import Backend, select
+
+
+def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backend: str | Backend | None,
+            order: str, kinds: tuple[str, ...] | None = None) -> jax.Array:
+    """Forward transform of a checked array (dtype already set) over checked ``axes``.
+
+    Args:
+      x, axes, norm, real: the array, its transformed axes (the half axis last if ``real``), the normalization.
+      backend, order: as every public transform takes them (``order`` is checked here).
+      kinds: one kind per axis of ``axes`` when some are DCT/DST (:data:`xfft.R2R_KINDS`), else None.
+
+    Returns:
+      The backend's result (the spectral layout; axes permuted for ``order="transposed"``).
+    """
+    order = check_order(order)
+    b, keywords = select(backend, order=order, kinds=kinds)
+    return b.forward(x, axes, norm, real, **keywords)
+
+
+def inverse(k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, s: tuple[int, ...] | None, name: str, *,
+            backend: str | Backend | None, order: str, kinds: tuple[str, ...] | None = None) -> jax.Array:
+    """Inverse transform of a checked spectrum (dtype already set); ``s``: real lengths of ``axes`` or None.
+
+    Raises:
+      ValueError: ``s`` does not fit the spectrum (xfft's transforms neither crop nor pad), or a spectrum in
+        transposed order whose real shape is ambiguous without ``s``.
+    """
+    order = check_order(order)
+    b, keywords = select(backend, order=order, kinds=kinds)
+    kshape = tuple(k.shape)
+    if order != "natural":
+        # The spectrum's axes are permuted: find the natural shape first (the backend finds the same order).
+        perm, _, _ = transposed_spectrum(k, axes, real, s)
+        kshape = tuple(kshape[perm.index(d)] for d in range(k.ndim))
+    if real:
+        shape = real_shape(kshape, axes, s, name)
+    else:
+        if s is not None and s != tuple(kshape[d] for d in axes):
+            raise ValueError(f"{name}: s={s} is inconsistent with the input shape {kshape} (xfft's transforms do "
+                             "not crop or pad; xfft.fft's functions do)")
+        shape = kshape
+    return b.inverse(k, axes, norm, real, shape, **keywords)

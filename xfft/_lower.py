@@ -1,0 +1,155 @@
+"""Lowering: a :class:`~xfft._layout.Plan` over logical axes becomes a :class:`Program` over physical axes.
+
+XLA's FFT op only transforms the minor-most axes, so each run of local transforms becomes one multi-axis FFT op
+over the trailing axes (:class:`TrailingFft`), preceded by a local :class:`Transpose` only when those axes are not
+already trailing; the axis order is then kept as it is (no transpose back) until the end, where the natural
+order costs at most one transpose and the ``"transposed"`` order none. Real-to-real axes (DCT/DST) of a run are
+lowered the same way (the physical axis order never depends on the kinds, so :func:`xfft.spectral_axes` holds for
+every kind); within the run they are computed along their own axis, the Fourier axes by one FFT op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ._layout import Fft, Layout, Move, Plan, Resize, Rfft, Step, invert_perm, permute
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """Local transpose (no communication): physical axis ``i`` of the result is physical axis ``perm[i]`` of the
+    input. Appears only in lowered programs (:func:`lower_plan`), never in a :class:`~xfft._layout.Plan`."""
+
+    perm: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TrailingFft:
+    """One local transform stage over the last ``count`` physical axes: for FFTs, one XLA FFT op.
+
+    ``real_n`` is 0 for a complex transform; otherwise the last axis is real of length ``real_n`` (forward:
+    ``rfftn``, inverse: ``irfftn`` back to that length). ``kinds`` is empty when every axis is Fourier, else one
+    entry of :data:`xfft._layout.KINDS` per trailing axis (``"rfft"`` for the real axis). Appears only in lowered
+    programs.
+    """
+
+    count: int
+    inverse: bool = False
+    real_n: int = 0
+    kinds: tuple[str, ...] = ()
+
+
+LocalStep = Transpose | TrailingFft | Move | Resize
+
+
+@dataclass(frozen=True)
+class Program:
+    """A plan lowered to physical axes: steps, and the axis order on entry and exit.
+
+    ``in_perm[i]`` / ``out_perm[i]`` is the logical (natural) axis held by physical axis ``i`` of the input /
+    output; ``in_layout`` / ``out_layout`` are the layouts of the physical arrays (the plan's, permuted).
+    """
+
+    steps: tuple[LocalStep, ...]
+    in_perm: tuple[int, ...]
+    out_perm: tuple[int, ...]
+    in_layout: Layout
+    out_layout: Layout
+
+
+def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move | Resize]:
+    """Split plan steps into moves, resizes and runs of local transforms that one stage can do.
+
+    A run holds transforms of one direction with at most one real axis: first for a forward run (``rfftn`` does
+    the real axis, then the others), last for an inverse run (``irfftn``).
+    """
+    out: list = []
+    run: list[Fft | Rfft] = []
+
+    def fits(s: Fft | Rfft) -> bool:
+        if not run or run[0].inverse != s.inverse:
+            return False
+        if any(isinstance(r, Rfft) and r.inverse for r in run):
+            return False  # an inverse real axis closes its run
+        return not (isinstance(s, Rfft) and not s.inverse)  # a forward real axis opens one
+
+    for s in steps:
+        if isinstance(s, (Move, Resize)):
+            if run:
+                out.append(run)
+                run = []
+            out.append(s)
+        elif isinstance(s, (Fft, Rfft)):
+            if fits(s):
+                run.append(s)
+            else:
+                if run:
+                    out.append(run)
+                run = [s]
+        else:
+            raise TypeError(f"unknown plan step {s!r} (expected Fft, Rfft, Move or Resize)")
+    if run:
+        out.append(run)
+    return out
+
+
+def _kinds(run: list[Fft | Rfft], order: list[int]) -> tuple[str, ...]:
+    """Per-axis kinds of a run in the physical ``order`` of its axes (empty when all are Fourier)."""
+    kind: dict[int, str] = {}
+    for s in run:
+        if isinstance(s, Rfft):
+            kind[s.axis] = "rfft"
+        else:
+            kind.update((a, s.kind(a)) for a in s.axes)
+    if all(k in ("fft", "rfft") for k in kind.values()):
+        return ()
+    return tuple(kind[a] for a in order)
+
+
+@lru_cache(maxsize=512)
+def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: bool = True) -> Program:
+    """Lower ``plan`` to a :class:`Program` over physical axes with as few transposes and FFT ops as possible.
+
+    Args:
+      plan: the logical plan.
+      in_perm: the logical axis held by each physical input axis (default: natural order).
+      natural_out: end in natural order (at most one final transpose); False keeps the order the transforms
+        leave (the ``"transposed"`` spectral order).
+
+    Returns:
+      The program; ``out_perm`` says which logical axis each output axis is.
+
+    Raises:
+      TypeError: a plan step that is not a :class:`~xfft._layout.Fft`, ``Rfft``, ``Move`` or ``Resize``.
+    """
+    ndim = len(plan.in_layout)
+    start = tuple(range(ndim)) if in_perm is None else tuple(in_perm)
+    perm = list(start)
+    steps: list[LocalStep] = []
+    for g in _local_groups(plan.steps):
+        if isinstance(g, Move):
+            steps.append(Move(g.mesh_axes, perm.index(g.src), perm.index(g.dst), g.src_len, g.dst_len))
+            continue
+        if isinstance(g, Resize):
+            steps.append(Resize(perm.index(g.axis), g.n))
+            continue
+        axes = [a for s in g for a in (s.axes if isinstance(s, Fft) else (s.axis,))]
+        real = next((s for s in g if isinstance(s, Rfft)), None)
+        want = set(axes)
+        # Bring the run's axes to the end, keeping the physical order of the others and of the run's own axes
+        # (the real axis last): a no-op when they are trailing already.
+        keep = [a for a in perm if a not in want]
+        moved = [a for a in perm if a in want and (real is None or a != real.axis)]
+        if real is not None:
+            moved.append(real.axis)
+        new = keep + moved
+        if new != perm:
+            steps.append(Transpose(tuple(perm.index(a) for a in new)))
+            perm = new
+        steps.append(TrailingFft(len(axes), g[0].inverse, 0 if real is None else real.n, _kinds(g, moved)))
+    if natural_out and perm != sorted(perm):
+        steps.append(Transpose(invert_perm(tuple(perm))))
+        perm = sorted(perm)
+    out = tuple(perm)
+    return Program(tuple(steps), start, out, permute(plan.in_layout, start), permute(plan.out_layout, out))
