@@ -189,8 +189,7 @@ class Grid:
                 return xfft.ixrfftn(c, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend)
             f = xfft.ixfftn(c, ndim=self.ndim, norm="forward", backend=self.backend)
         else:
-            n = self.shape[-1] if self.kinds[-1] == "rfft" else None
-            f = xfft.ixr2rn(c, self.kinds, axes=self._axes(c), norm="forward", n=n)
+            f = xfft.ixr2rn(c, self.kinds, axes=self._axes(c), norm="forward", s=self.shape)
         if self.complex_fields or not jnp.iscomplexobj(f):
             return f
         return f.real.astype(self.dtype)

@@ -76,7 +76,7 @@ class SpectralGrid(Grid):
     @property
     def k_full(self) -> tuple[jax.Array, ...]:
         """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included."""
-        return xfft.wavenumbers(self.shape, self._real, real=not self.complex_fields, box_length=self.box_length,
+        return xfft.wavenumbers(self._real, self.shape, real=not self.complex_fields, box_length=self.box_length,
                                 dtype=self.dtype)
 
     def _modes(self) -> list[tuple[jax.Array, jax.Array, int]]:
