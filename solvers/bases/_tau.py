@@ -296,11 +296,6 @@ def _parity_slopes(v: jax.Array) -> jax.Array:
     return jnp.stack([(top - bottom) / 2, (top + bottom) / 2])
 
 
-def _by_parity(a: jax.Array, c: jax.Array) -> jax.Array:
-    """``a`` with its even coefficients times ``c[0]`` and its odd ones times ``c[1]`` (``c`` may add axes)."""
-    return _merge(_split(_lift(a, 1, c.ndim - 1)) * c[None], a.shape[0])
-
-
 def _inv_slopes(v_hom: jax.Array, active: jax.Array) -> jax.Array:
     """``1 / v_hom'(+1)`` of the even and odd parts, ``(2, ...)`` (0 where not ``active``)."""
     slope = _parity_slopes(v_hom)
@@ -311,8 +306,9 @@ def _influence(phi: jax.Array, v: jax.Array, phi_hom: jax.Array, v_hom: jax.Arra
                active: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Add the multiples of the homogeneous solutions that make ``v'(+-1) = 0``; zeros where not ``active``."""
     coef = -_parity_slopes(v) * _lift(inv_slope, 1, v.ndim - 1)
-    return (jnp.where(active, phi + _by_parity(phi_hom, coef), 0),
-            jnp.where(active, v + _by_parity(v_hom, coef), 0))
+    coef = coef[np.arange(v.shape[0]) % 2]  # alpha on the even coefficients, beta on the odd ones
+    return (jnp.where(active, phi + _lift(phi_hom, 1, v.ndim - 1) * coef, 0),
+            jnp.where(active, v + _lift(v_hom, 1, v.ndim - 1) * coef, 0))
 
 
 def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None) -> ClampedFactor:
@@ -374,8 +370,8 @@ def clamped_solve(r: ArrayLike, kappa2: ArrayLike, h: ArrayLike) -> tuple[jax.Ar
     influence-matrix method (Kleiser & Schumann 1980; Kim, Moin & Moser 1987): a particular solution with
     ``phi(+-1) = 0`` plus ``alpha`` times the even and ``beta`` times the odd homogeneous solution (``phi(+-1) = 1``
     resp. ``+-1``), with ``alpha``, ``beta`` (one scalar per parity and trailing index) making ``v'(+-1) = 0``.
-    Two one-shot Helmholtz solves (four O(N) sweeps), each on the particular and the homogeneous problem side by
-    side; with :func:`clamped_factor` precomputed, :func:`clamped_solve_factored` does four sweeps on ``r`` alone.
+    This is :func:`clamped_factor` (homogeneous solutions, real and of the parameters' shape) followed by
+    :func:`clamped_solve_factored` (four O(N) sweeps over ``r``); precompute the factor when ``h`` is fixed.
 
     Where ``kappa2 == 0`` (the mean mode, handled separately by the caller) ``phi = v = 0`` is returned.
 
@@ -391,11 +387,4 @@ def clamped_solve(r: ArrayLike, kappa2: ArrayLike, h: ArrayLike) -> tuple[jax.Ar
       ValueError: fewer than 5 coefficients in ``r``.
     """
     r = _coeffs(r, "r", 5)
-    rdt = _real_dtype(r, kappa2, h)
-    kappa2, h = _param(kappa2, rdt), _param(h, rdt)
-    rhs = -r / h
-    pair = jnp.stack([rhs, jnp.zeros_like(rhs)], axis=1)  # particular (phi(+-1) = 0), homogeneous (phi(+1) = 1)
-    phi = helmholtz(pair, kappa2 + 1 / h, "dirichlet", _lift(jnp.asarray([0.0, 1.0], rdt), 1, pair.ndim - 2), 0)
-    v = helmholtz(phi, kappa2)
-    active = kappa2 != 0
-    return _influence(phi[:, 0], v[:, 0], phi[:, 1], v[:, 1], _inv_slopes(v[:, 1], active), active)
+    return clamped_solve_factored(clamped_factor(r.shape[0], kappa2, h, _real_dtype(r, kappa2, h)), r)
