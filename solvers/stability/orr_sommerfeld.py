@@ -8,8 +8,8 @@ walls::
 Discretization: Chebyshev tau in the D^2 form (``omega = (D^2 - alpha^2) v`` as a second unknown; Dongarra,
 Straughan & Walker 1996), which has no spurious eigenvalues; the generalized problem ``A x = c B x`` goes to
 standard form as ``(A + B)^{-1} B`` (every ``c`` has ``0 < Re c < 1``, so ``c = -1`` is never one) for
-``numpy.linalg.eig``, and the infinite eigenvalues of the singular ``B`` are dropped. ``Re = 10^4``, ``alpha = 1``
-converges to ``|c - c_100| < 2e-13`` by ``n = 80``.
+``numpy.linalg.eig``, and the infinite eigenvalues of the singular ``B`` are dropped. ``Re = 10^4``, ``alpha = 1``:
+the least stable ``c`` differs from the ``n = 100`` value by 8e-7, 3e-11, 3e-15 at ``n = 40, 60, 80``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Linear-stability references (solvers.stability) against published values, closed forms and scipy.
 
-Measured (2026-11-23, x86-64 CPU): Orr–Sommerfeld Re = 1e4, alpha = 1, n = 100: c = 0.2375264888204709 +
-0.0037396706229773i (converged to 1e-13 by n = 80), 3.3e-9 from Orszag's 8-digit value; scipy's QZ agrees on the
-20 least stable eigenvalues to 1.1e-9 (n = 60). Rayleigh–Bénard no-slip onset (1707.76177710, 3.11632355);
+Measured (2026-11-23, x86-64 CPU): Orr–Sommerfeld Re = 1e4, alpha = 1, n = 100: c = 0.23752648882047 +
+0.00373967062298i (n = 80 agrees to 3e-15), 3.3e-9 from Orszag's 8-digit value; scipy's QZ agrees on the 20 least
+stable eigenvalues to 1.1e-9 (n = 60). Rayleigh–Bénard no-slip onset (1707.76177710, 3.11632355);
 free-slip growth rates within 2e-13 of the closed form, onset within 2e-15 relative of 27 pi^4 / 4 and 1.4e-10 of
 pi / sqrt(2).
 """
