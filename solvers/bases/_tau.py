@@ -1,11 +1,13 @@
-"""Chebyshev tau operators along array axis 0: derivatives, boundary values, Helmholtz and clamped solves.
+"""Chebyshev tau solves along array axis 0: Helmholtz (Dirichlet or Neumann) and the clamped influence-matrix solve.
 
 A field along the wall-normal axis is a Chebyshev series ``u(y) = sum_{k=0}^{N} a_k T_k(y)``, ``y in [-1, 1]``;
 arrays hold ``a_0 .. a_N`` along axis 0 (length ``n = N + 1``) followed by any trailing (batch) axes, real or
 complex, float32 or float64. Every function is pure ``jax.numpy``/``jax.lax`` (jit-able, differentiable), works
 along axis 0 only and costs O(N) work and memory per trailing index: the only tables are 1D (length ~N) and shared
 by all trailing indices. So they run unchanged inside ``jax.shard_map`` on blocks sharded on the trailing axes
-(the wall-normal axis must be whole on each device); outputs are laid out like the inputs.
+(the wall-normal axis must be whole on each device); outputs are laid out like the inputs. The coefficient
+operators (:func:`derivative`, :func:`boundary_values`, :func:`boundary_derivatives`, :func:`integrate`,
+:func:`mean_square`) live in :mod:`solvers.bases._chebyshev` and are re-exported here.
 
 Parameters such as ``lam``, ``kappa2`` and ``h`` are arrays (or scalars) broadcastable against the trailing axes
 (numpy rules, aligned on the right), e.g. one Helmholtz constant per horizontal wavenumber.
@@ -18,8 +20,11 @@ gives, per parity of ``k``, a tridiagonal system in ``x_i = a_{2i+p}`` (rows ``i
 row in all ``x_i``. Solved in O(N) without pivoting: a backward sweep ``x_i = P_i x_{i-1} + Q_i`` (rows ``k >= 3``
 are diagonally dominant for ``lam >= 0``; the two highest rows of a parity have no upper entry, so the sweep starts
 there), the boundary row written as ``W_0 x_0 + sum_{i>=1} W_i Q_i = beta`` with ``W_i = w_i + P_{i+1} W_{i+1}``
-fixes ``x_0``, and a forward recursion ``x_i = P_i x_{i-1} + Q_i`` gives the rest. Both parities run in the same
-``lax.scan`` step, stacked on a new axis 1.
+fixes ``x_0``, and a forward recursion ``x_i = P_i x_{i-1} + Q_i`` gives the rest, except that the top unknown of
+a parity is taken from the boundary row where its own row would amplify rounding (``|P_M| = lam / (4N^2)`` large;
+see :func:`_finish`). Both parities run in the same ``lax.scan`` step, stacked on a new axis 1. A factored solve
+(:func:`helmholtz_factor` once, :func:`helmholtz_solve` per right-hand side) is two scans over the data; the
+one-shot :func:`helmholtz` fuses the factorization into the first of its two scans.
 """
 
 from __future__ import annotations
@@ -32,62 +37,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._chebyshev import ArrayLike, _coeffs, _lift, _merge, _param, _parity_k, _real_dtype, _split
+from ._chebyshev import boundary_derivatives as boundary_derivatives
+from ._chebyshev import boundary_values as boundary_values
+from ._chebyshev import derivative as derivative
+from ._chebyshev import integrate as integrate
+from ._chebyshev import mean_square as mean_square
+
 BCS = ("dirichlet", "neumann")
 
-ArrayLike = jax.typing.ArrayLike
 
-
-# ----------------------------------------------------------------------------------------------------- helpers
-
-
-def _coeffs(a: ArrayLike, name: str, min_len: int = 1) -> jax.Array:
-    """``a`` as an inexact array with at least one axis of length ``>= min_len``; ValueError naming ``name``."""
-    a = jnp.asarray(a)
-    if a.ndim == 0 or a.shape[0] < min_len:
-        raise ValueError(f"{name} must hold Chebyshev coefficients along axis 0 (length >= {min_len}), "
-                         f"got shape {a.shape}")
-    return a if jnp.issubdtype(a.dtype, jnp.inexact) else a.astype(jnp.result_type(a, float))
-
-
-def _real_dtype(*xs) -> np.dtype:
-    """The real floating dtype of the promoted inputs (float64 for Python scalars when x64 is on)."""
-    return jnp.finfo(jnp.result_type(*xs, float)).dtype
-
-
-def _param(x: ArrayLike, rdt) -> jax.Array:
-    """A parameter array in precision ``rdt`` (complex stays complex)."""
-    x = jnp.asarray(x)
-    return x.astype(jnp.complex64 if rdt == np.float32 else jnp.complex128) if jnp.iscomplexobj(x) else x.astype(rdt)
-
-
-def _col(table: np.ndarray, like: jax.Array, rdt) -> jax.Array:
-    """A 1D table along axis 0, shaped to broadcast against ``like`` (trailing axes of length 1)."""
-    t = jnp.asarray(table, rdt)
-    return t.reshape(t.shape + (1,) * (like.ndim - 1))
-
-
-def _split(a: jax.Array) -> jax.Array:
-    """Parity split ``(n, ...) -> (ceil(n/2), 2, ...)``: ``[i, p] = a_{2i+p}`` (zero past ``a_N``)."""
-    n = a.shape[0]
-    pad = (-n) % 2
-    if pad:
-        a = jnp.concatenate([a, jnp.zeros((pad,) + a.shape[1:], a.dtype)])
-    return a.reshape(((n + pad) // 2, 2) + a.shape[1:])
-
-
-def _merge(x: jax.Array, n: int) -> jax.Array:
-    """Inverse of :func:`_split`: ``(h, 2, ...) -> (n, ...)``."""
-    return x.reshape((2 * x.shape[0],) + x.shape[2:])[:n]
-
-
-def _lift(x: jax.Array, lead: int, ntrail: int) -> jax.Array:
-    """``x`` with singleton axes inserted after its ``lead`` leading axes, so it has ``ntrail`` trailing axes."""
-    return x.reshape(x.shape[:lead] + (1,) * (ntrail + lead - x.ndim) + x.shape[lead:])
-
-
-def _parity_k(n: int) -> np.ndarray:
-    """``k = 2i + p`` on the parity-split grid ``(ceil(n/2), 2)``."""
-    return 2 * np.arange((n + 1) // 2)[:, None] + np.arange(2)[None, :]
+# ------------------------------------------------------------------------------------------------- sweeps
 
 
 def _sweep_down(upper: jax.Array, inv_den: jax.Array, rhs: jax.Array) -> jax.Array:
@@ -109,123 +69,6 @@ def _sweep_up(p: jax.Array, q: jax.Array, x0: jax.Array, w: jax.Array) -> tuple[
     x0 = jnp.zeros_like(p[0] * q[0]) + x0
     (_, total), x = lax.scan(step, (x0, w[0] * x0), (p, q, w[1:]))
     return x, total
-
-
-# -------------------------------------------------------------------------------------- derivatives, values
-
-
-def derivative(a: ArrayLike, order: int = 1) -> jax.Array:
-    """Chebyshev coefficients of ``d^order u / dy^order``, same shape (the top ``order`` entries are zero).
-
-    ``b_k = (2 / c_k) sum_{p > k, p + k odd} p a_p`` (``c_0 = 2``, else 1), as parity-split reverse cumulative sums.
-
-    Args:
-      a: coefficients ``(N + 1, ...)``.
-      order: derivative order ``>= 0``.
-
-    Returns:
-      Coefficients of the derivative, shape and dtype of ``a`` (inexact).
-
-    Raises:
-      ValueError: ``order`` is not a non-negative integer, or ``a`` has no axis 0.
-    """
-    if not isinstance(order, (int, np.integer)) or isinstance(order, bool) or order < 0:
-        raise ValueError(f"order must be a non-negative integer, got {order!r}")
-    a = _coeffs(a, "a")
-    n, rdt = a.shape[0], _real_dtype(a)
-    k = _col(np.arange(n), a, rdt)
-    two_over_c = _col(np.where(np.arange(n) == 0, 1.0, 2.0), a, rdt)
-    for _ in range(order):
-        r = lax.cumsum(_split(k * a), axis=0, reverse=True).reshape((-1,) + a.shape[1:])
-        a = jnp.concatenate([r[1:n], jnp.zeros_like(a[:1])]) * two_over_c
-    return a
-
-
-def _at_walls(a: jax.Array, top: np.ndarray, bottom: np.ndarray) -> tuple[jax.Array, jax.Array]:
-    rdt = _real_dtype(a)
-    return (jnp.tensordot(jnp.asarray(top, rdt), a, axes=(0, 0)),
-            jnp.tensordot(jnp.asarray(bottom, rdt), a, axes=(0, 0)))
-
-
-def boundary_values(a: ArrayLike) -> tuple[jax.Array, jax.Array]:
-    """``(u(+1), u(-1))`` from ``T_k(+-1) = (+-1)^k``.
-
-    Args:
-      a: coefficients ``(N + 1, ...)``.
-
-    Returns:
-      Two arrays of the trailing shape.
-
-    Raises:
-      ValueError: ``a`` has no axis 0.
-    """
-    a = _coeffs(a, "a")
-    k = np.arange(a.shape[0])
-    return _at_walls(a, np.ones(k.size), (-1.0) ** k)
-
-
-def boundary_derivatives(a: ArrayLike) -> tuple[jax.Array, jax.Array]:
-    """``(u'(+1), u'(-1))`` from ``T_k'(+-1) = (+-1)^{k+1} k^2``.
-
-    Args:
-      a: coefficients ``(N + 1, ...)``.
-
-    Returns:
-      Two arrays of the trailing shape.
-
-    Raises:
-      ValueError: ``a`` has no axis 0.
-    """
-    a = _coeffs(a, "a")
-    k = np.arange(a.shape[0])
-    return _at_walls(a, k**2.0, (-1.0) ** (k + 1) * k**2.0)
-
-
-def _integral_table(n: int) -> np.ndarray:
-    """``int_{-1}^{1} T_k dy`` for ``k < n``: ``2 / (1 - k^2)`` for even ``k``, 0 for odd."""
-    k = np.arange(n)
-    return np.divide(2.0, 1.0 - k**2.0, out=np.zeros(n), where=k % 2 == 0)
-
-
-def integrate(a: ArrayLike) -> jax.Array:
-    """``int_{-1}^{1} u dy = sum_{k even} a_k 2 / (1 - k^2)``.
-
-    Args:
-      a: coefficients ``(N + 1, ...)``.
-
-    Returns:
-      An array of the trailing shape.
-
-    Raises:
-      ValueError: ``a`` has no axis 0.
-    """
-    a = _coeffs(a, "a")
-    return jnp.tensordot(jnp.asarray(_integral_table(a.shape[0]), _real_dtype(a)), a, axes=(0, 0))
-
-
-def mean_square(a: ArrayLike, b: ArrayLike) -> jax.Array:
-    """``(1/2) int_{-1}^{1} u conj(w) dy`` of ``u = sum a_k T_k``, ``w = sum b_k T_k`` (the wall-normal mean).
-
-    Uses ``int T_j T_k = (I_{j+k} + I_{|j-k|}) / 2`` with ``I_m = int T_m``: one dense ``(N+1) x (N+1)`` table
-    shared by all trailing indices (O(N^2) work per index, exact for the two polynomials).
-
-    Args:
-      a, b: coefficients ``(N + 1, ...)`` of the same length along axis 0 (trailing axes broadcast).
-
-    Returns:
-      An array of the broadcast trailing shape; real inputs give a real result.
-
-    Raises:
-      ValueError: ``a`` and ``b`` differ in length along axis 0.
-    """
-    a, b = _coeffs(a, "a"), _coeffs(b, "b")
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(f"a and b must have the same length along axis 0, got {a.shape[0]} and {b.shape[0]}")
-    n = a.shape[0]
-    j = np.arange(n)
-    table = 0.25 * (_integral_table(2 * n)[j[:, None] + j[None, :]] + _integral_table(n)[abs(j[:, None] - j)])
-    tb = jnp.tensordot(jnp.asarray(table, _real_dtype(a, b)), jnp.conj(b), axes=(1, 0))
-    return jnp.sum(a * tb, axis=0)
 
 
 # ------------------------------------------------------------------------------------------------ Helmholtz
@@ -277,9 +120,13 @@ def _check_n(n: int, least: int) -> None:
         raise ValueError(f"n (the number of Chebyshev coefficients N + 1) must be an integer >= {least}, got {n!r}")
 
 
-def _factor(n: int, lam: jax.Array, bc: str, rhs: jax.Array | None = None
-            ) -> tuple[HelmholtzFactor, jax.Array | None]:
-    """The backward sweep over rows ``i = h-1 .. 1``: the factor, and ``Q_i`` of the quasi-inverse rows ``rhs``."""
+def _backward(n: int, lam: jax.Array, bc: str, rhs: jax.Array | None = None
+              ) -> tuple[tuple[jax.Array, ...], jax.Array]:
+    """The backward sweep over rows ``i = h-1 .. 1`` and ``1 / W_0``.
+
+    Without ``rhs``: the factor's ``(P, 1 / den, -U / den, W)`` stacked over the rows. With the quasi-inverse rows
+    ``rhs`` (one-shot solve): only ``(P, Q, sum_{i>=1} W_i Q_i)``, what :func:`_finish` needs.
+    """
     rdt = jnp.finfo(lam.dtype).dtype
     ext = (slice(None), slice(None)) + (None,) * lam.ndim
     lower, diag, upper = (jnp.asarray(t, rdt)[ext] for t in _row_tables(n))
@@ -289,19 +136,19 @@ def _factor(n: int, lam: jax.Array, bc: str, rhs: jax.Array | None = None
     def step(carry, row):  # P_i = -L_i / den_i, Q_i = (R_i - U_i Q_{i+1}) / den_i, den_i = D_i + U_i P_{i+1}
         ell_i, d_i, u_i, w_i = row[:4]
         inv = 1 / (d_i + u_i * carry[0])
-        out = (-ell_i * inv, inv, -u_i * inv, w_i + carry[0] * carry[1])
-        if rhs is not None:
-            out += ((row[4] - u_i * carry[2]) * inv,)
-        return (out[0], out[3]) + out[4:], out
+        p_i, weight = -ell_i * inv, w_i + carry[0] * carry[1]
+        if rhs is None:
+            return (p_i, weight), (p_i, inv, -u_i * inv, weight)
+        q_i = (row[4] - u_i * carry[2]) * inv
+        return (p_i, weight, q_i, carry[3] + weight * q_i), (p_i, q_i)
 
     zero = jnp.zeros_like(rows[0][0])  # zeros_like: as varying over shard_map axes as the data
-    init = (zero, zero) if rhs is None else (zero, zero, jnp.zeros_like(rhs[0] * zero))
-    (p1, w1, *_), out = lax.scan(step, init, rows if rhs is None else rows + (rhs,), reverse=True)
-    w0 = w[0] + p1 * w1
+    init = (zero, zero) if rhs is None else (zero, zero) + (jnp.zeros_like(rhs[0] * zero),) * 2
+    carry, out = lax.scan(step, init, rows if rhs is None else rows + (rhs,), reverse=True)
+    w0 = w[0] + carry[0] * carry[1]
     nonzero = w0 != 0  # False only for the singular Neumann problem lam = 0 (even parity)
     inv_w0 = jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
-    factor = HelmholtzFactor(*out[:4], inv_w0=inv_w0, n=int(n), bc=bc)
-    return factor, (None if rhs is None else out[4])
+    return (out if rhs is None else out + (carry[3],)), inv_w0
 
 
 def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None) -> HelmholtzFactor:
@@ -322,7 +169,8 @@ def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None) 
     """
     _check_bc(bc)
     _check_n(n, 3)
-    return _factor(n, _param(lam, _real_dtype(lam) if dtype is None else jnp.finfo(dtype).dtype), bc)[0]
+    out, inv_w0 = _backward(n, _param(lam, _real_dtype(lam) if dtype is None else jnp.finfo(dtype).dtype), bc)
+    return HelmholtzFactor(*out, inv_w0=inv_w0, n=int(n), bc=bc)
 
 
 def _rhs_rows(n: int, f: jax.Array, ntrail: int, rdt) -> jax.Array:
@@ -332,8 +180,10 @@ def _rhs_rows(n: int, f: jax.Array, ntrail: int, rdt) -> jax.Array:
     return lower * fs[:-1] - diag * fs[1:] + upper * jnp.concatenate([fs[2:], jnp.zeros_like(fs[:1])])
 
 
-def _finish(factor: HelmholtzFactor, q: jax.Array, top: jax.Array, bottom: jax.Array, ntrail: int) -> jax.Array:
-    """The boundary row fixes ``x_0``; the forward recursion ``x_i = P_i x_{i-1} + Q_i`` gives the coefficients.
+def _finish(n: int, bc: str, p: jax.Array, q: jax.Array, wq: jax.Array, inv_w0: jax.Array, top: jax.Array,
+            bottom: jax.Array, ntrail: int) -> jax.Array:
+    """The boundary row fixes ``x_0 = (beta - sum_{i>=1} W_i Q_i) / W_0`` (``wq`` is the sum); the forward
+    recursion ``x_i = P_i x_{i-1} + Q_i`` gives the coefficients.
 
     The top unknown ``x_M`` of a parity appears only in its own row and the boundary row. Its row gives
     ``x_M = P_M x_{M-1} + Q_M`` with ``P_M = lam / (4k(k-1))``, which multiplies the rounding error of ``x_{M-1}``
@@ -342,14 +192,13 @@ def _finish(factor: HelmholtzFactor, q: jax.Array, top: jax.Array, bottom: jax.A
     ``N = 33``: the error of a smooth solution drops from 1e-10 to round-off.
     """
     plus, minus = (top + bottom) / 2, (top - bottom) / 2
-    beta = _lift(jnp.stack(jnp.broadcast_arrays(*((plus, minus) if factor.bc == "dirichlet" else (minus, plus)))),
-                 1, ntrail)
-    x0 = (beta - jnp.sum(_lift(factor.weight, 2, ntrail) * q, axis=0)) * _lift(factor.inv_w0, 1, ntrail)
+    beta = _lift(jnp.stack(jnp.broadcast_arrays(*((plus, minus) if bc == "dirichlet" else (minus, plus)))), 1, ntrail)
+    x0 = (beta - wq) * _lift(inv_w0, 1, ntrail)
     rdt = jnp.finfo(q.dtype).dtype
-    w = _boundary_weights(factor.n, factor.bc)
-    last = (factor.n - 1 - np.arange(2)) // 2  # index M of the top unknown per parity
+    w = _boundary_weights(n, bc)
+    last = (n - 1 - np.arange(2)) // 2  # index M of the top unknown per parity
     below = np.where(np.arange(w.shape[0])[:, None] < last, w, 0.0)
-    p = _lift(factor.p, 2, ntrail)
+    p = _lift(p, 2, ntrail)
     x, partial_row = _sweep_up(p, q, x0, _lift(jnp.asarray(below, rdt), 2, ntrail))
     x = jnp.concatenate([jnp.broadcast_to(x0, x.shape[1:])[None], x])
     from_row = (beta - partial_row) / _lift(jnp.asarray(w[last, [0, 1]], rdt), 1, ntrail)
@@ -357,7 +206,7 @@ def _finish(factor: HelmholtzFactor, q: jax.Array, top: jax.Array, bottom: jax.A
         if m >= 1:  # the boundary row's error bound on x_M is sum_{i<M} w_i / w_M
             use_row = jnp.abs(p[m - 1, i]) > below[:, i].sum() / w[m, i]
             x = x.at[m, i].set(jnp.where(use_row, from_row[i], x[m, i]))
-    return _merge(x, factor.n)
+    return _merge(x, n)
 
 
 def helmholtz_solve(factor: HelmholtzFactor, f: ArrayLike, top: ArrayLike = 0, bottom: ArrayLike = 0) -> jax.Array:
@@ -382,7 +231,8 @@ def helmholtz_solve(factor: HelmholtzFactor, f: ArrayLike, top: ArrayLike = 0, b
     ntrail = max(f.ndim - 1, factor.p.ndim - 2, top.ndim, bottom.ndim)
     rhs = _rhs_rows(factor.n, f, ntrail, rdt)
     q = _sweep_down(_lift(factor.upper, 2, ntrail), _lift(factor.inv_den, 2, ntrail), rhs)
-    return _finish(factor, q, top, bottom, ntrail)
+    wq = jnp.sum(_lift(factor.weight, 2, ntrail) * q, axis=0)
+    return _finish(factor.n, factor.bc, factor.p, q, wq, factor.inv_w0, top, bottom, ntrail)
 
 
 def helmholtz(f: ArrayLike, lam: ArrayLike, bc: str = "dirichlet", top: ArrayLike = 0,
@@ -411,8 +261,8 @@ def helmholtz(f: ArrayLike, lam: ArrayLike, bc: str = "dirichlet", top: ArrayLik
     rdt = _real_dtype(f, lam, top, bottom)
     lam, top, bottom = (_param(x, rdt) for x in (lam, top, bottom))
     ntrail = max(f.ndim - 1, lam.ndim, top.ndim, bottom.ndim)
-    factor, q = _factor(f.shape[0], _lift(lam, 0, ntrail), bc, _rhs_rows(f.shape[0], f, ntrail, rdt))
-    return _finish(factor, q, top, bottom, ntrail)
+    (p, q, wq), inv_w0 = _backward(f.shape[0], _lift(lam, 0, ntrail), bc, _rhs_rows(f.shape[0], f, ntrail, rdt))
+    return _finish(f.shape[0], bc, p, q, wq, inv_w0, top, bottom, ntrail)
 
 
 # ------------------------------------------------------------------------------------- clamped (influence matrix)
@@ -446,11 +296,6 @@ def _parity_slopes(v: jax.Array) -> jax.Array:
     return jnp.stack([(top - bottom) / 2, (top + bottom) / 2])
 
 
-def _by_parity(a: jax.Array, c: jax.Array) -> jax.Array:
-    """``a`` with its even coefficients times ``c[0]`` and its odd ones times ``c[1]`` (``c`` may add axes)."""
-    return _merge(_split(_lift(a, 1, c.ndim - 1)) * c[None], a.shape[0])
-
-
 def _inv_slopes(v_hom: jax.Array, active: jax.Array) -> jax.Array:
     """``1 / v_hom'(+1)`` of the even and odd parts, ``(2, ...)`` (0 where not ``active``)."""
     slope = _parity_slopes(v_hom)
@@ -461,8 +306,9 @@ def _influence(phi: jax.Array, v: jax.Array, phi_hom: jax.Array, v_hom: jax.Arra
                active: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Add the multiples of the homogeneous solutions that make ``v'(+-1) = 0``; zeros where not ``active``."""
     coef = -_parity_slopes(v) * _lift(inv_slope, 1, v.ndim - 1)
-    return (jnp.where(active, phi + _by_parity(phi_hom, coef), 0),
-            jnp.where(active, v + _by_parity(v_hom, coef), 0))
+    coef = coef[np.arange(v.shape[0]) % 2]  # alpha on the even coefficients, beta on the odd ones
+    return (jnp.where(active, phi + _lift(phi_hom, 1, v.ndim - 1) * coef, 0),
+            jnp.where(active, v + _lift(v_hom, 1, v.ndim - 1) * coef, 0))
 
 
 def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None) -> ClampedFactor:
@@ -524,8 +370,8 @@ def clamped_solve(r: ArrayLike, kappa2: ArrayLike, h: ArrayLike) -> tuple[jax.Ar
     influence-matrix method (Kleiser & Schumann 1980; Kim, Moin & Moser 1987): a particular solution with
     ``phi(+-1) = 0`` plus ``alpha`` times the even and ``beta`` times the odd homogeneous solution (``phi(+-1) = 1``
     resp. ``+-1``), with ``alpha``, ``beta`` (one scalar per parity and trailing index) making ``v'(+-1) = 0``.
-    Two one-shot Helmholtz solves (four O(N) sweeps), each on the particular and the homogeneous problem side by
-    side; with :func:`clamped_factor` precomputed, :func:`clamped_solve_factored` does four sweeps on ``r`` alone.
+    This is :func:`clamped_factor` (homogeneous solutions, real and of the parameters' shape) followed by
+    :func:`clamped_solve_factored` (four O(N) sweeps over ``r``); precompute the factor when ``h`` is fixed.
 
     Where ``kappa2 == 0`` (the mean mode, handled separately by the caller) ``phi = v = 0`` is returned.
 
@@ -541,11 +387,4 @@ def clamped_solve(r: ArrayLike, kappa2: ArrayLike, h: ArrayLike) -> tuple[jax.Ar
       ValueError: fewer than 5 coefficients in ``r``.
     """
     r = _coeffs(r, "r", 5)
-    rdt = _real_dtype(r, kappa2, h)
-    kappa2, h = _param(kappa2, rdt), _param(h, rdt)
-    rhs = -r / h
-    pair = jnp.stack([rhs, jnp.zeros_like(rhs)], axis=1)  # particular (phi(+-1) = 0), homogeneous (phi(+1) = 1)
-    phi = helmholtz(pair, kappa2 + 1 / h, "dirichlet", _lift(jnp.asarray([0.0, 1.0], rdt), 1, pair.ndim - 2), 0)
-    v = helmholtz(phi, kappa2)
-    active = kappa2 != 0
-    return _influence(phi[:, 0], v[:, 0], phi[:, 1], v[:, 1], _inv_slopes(v[:, 1], active), active)
+    return clamped_solve_factored(clamped_factor(r.shape[0], kappa2, h, _real_dtype(r, kappa2, h)), r)
