@@ -166,7 +166,7 @@ class SpectralGrid(Grid):
         k2 = 0 * kdotv.real  # |k|^2 built on the data: XLA computes it in the fusion, never as a hoisted table
         for k in ks:
             k2 = k2 + k * k
-        inv = jnp.where(k2 > 0, 1 / jnp.where(k2 > 0, k2, 1), 0)
+        inv = safe_inverse(k2)
         s = jax.lax.complex(kdotv.real * inv, kdotv.imag * inv)
         return jnp.stack([v_hat[i] - k * s for i, k in enumerate(ks)])
 

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._grid import Grid
+from .._grid import Grid, safe_inverse
 from ..bases import Chebyshev, Fourier, _tau
 
 
@@ -92,7 +92,7 @@ class WallVelocity:
     def velocity(self, s: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Spectral velocity components ``(u_0, u_1[, u_2])`` stacked, and ``v' = d_0 u_0`` (its coefficients)."""
         m = self.mean_mask()
-        inv = jnp.where(m > 0, 0, 1 / jnp.where(m > 0, 1, self.kappa2()))
+        inv = safe_inverse(self.kappa2() * (1 - m))  # 1 / kappa^2 off the mean, 0 on it
         v = self.normal_velocity(s[0])
         dv = self.dy(v)
         if self.dim == 2:

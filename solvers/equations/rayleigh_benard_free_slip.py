@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._grid import Grid
+from .._grid import Grid, safe_inverse
 from ..bases import Cosine, Fourier, Sine
 from .rayleigh_benard import RayleighBenard
 
@@ -79,7 +79,7 @@ class FreeSlip(RayleighBenard):
         """Remove the gradient part of the velocity (exact: every operator is diagonal in the shared index)."""
         d, kz, kh, k2 = self.dim, self.kz, self.kh, self.k2()
         div = sum(1j * k * s[i] for i, k in enumerate(kh)) + kz * s[d - 1]
-        phi = jnp.where(k2 > 0, div / jnp.where(k2 > 0, k2, 1), 0)
+        phi = div * safe_inverse(k2)
         vel = [s[i] + 1j * k * phi for i, k in enumerate(kh)] + [s[d - 1] - kz * phi]
         return jnp.stack(vel + [s[d]])
 

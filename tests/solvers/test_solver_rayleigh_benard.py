@@ -177,11 +177,15 @@ def _no_slip_rate(Ra: float, nz: int = 17) -> float:
 
 def test_no_slip_onset_is_bracketed_by_the_solvers_growth_rates():
     """Rigid plates: the solver's growth rates at k_c = 3.117 change sign between Ra_c (1 - 1e-3) and
-    Ra_c (1 + 1e-3), Ra_c = 1707.762 (Chandrasekhar 1961): decaying below (measured -0.0130), growing above
-    (+0.0130)."""
-    below, above = _no_slip_rate(RA_CRITICAL_NO_SLIP * (1 - 1e-3)), _no_slip_rate(RA_CRITICAL_NO_SLIP * (1 + 1e-3))
-    assert below < 0 < above, (below, above)
-    assert abs(above + below) < 0.05 * above  # symmetric about the onset: linear in Ra - Ra_c
+    Ra_c (1 + 1e-3), Ra_c = 1707.762 (Chandrasekhar 1961), and equal the linear-stability eigenvalues of
+    :mod:`solvers.stability.rayleigh_benard` (an independent Chebyshev eigen-solver) to 1e-5 (measured: -0.013001
+    and +0.012995 against -0.013001 and +0.012996)."""
+    from solvers.stability import rayleigh_benard as linear
+
+    rates = {f: _no_slip_rate(RA_CRITICAL_NO_SLIP * f) for f in (1 - 1e-3, 1 + 1e-3)}
+    assert rates[1 - 1e-3] < 0 < rates[1 + 1e-3], rates
+    for f, r in rates.items():
+        assert abs(r - linear.growth_rate(K_CRITICAL_NO_SLIP, RA_CRITICAL_NO_SLIP * f, 1.0)) < 1e-5, (f, r)
 
 
 def test_no_slip_rolls_with_heat_flux_balance(tmp_path):
