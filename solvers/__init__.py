@@ -3,7 +3,8 @@
 Public API: :class:`SpectralGrid`; equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
 ``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`LSRK4`, :class:`ETDRK4`, :class:`IFRK4`,
 :class:`IMEX`, ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate`
-(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :class:`Param`
+(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :func:`rollout`
+(a pure, differentiable, checkpointed run of fixed steps: gradients through sharded simulations); :class:`Param`
 and :class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
 equation"). Command line: ``python -m solvers``.
 """
@@ -15,6 +16,8 @@ from ._config import RunConfig as RunConfig
 from ._grid import SpectralGrid as SpectralGrid
 from ._params import InitialCondition as InitialCondition
 from ._params import Param as Param
+from ._rollout import Rollout as Rollout
+from ._rollout import rollout as rollout
 from ._run import BlowUpError as BlowUpError
 from ._run import Output as Output
 from ._run import simulate as simulate
@@ -57,9 +60,11 @@ __all__ = [
     "Poisson",
     "PoissonWalls",
     "RayleighBenard",
+    "Rollout",
     "RunConfig",
     "SpectralGrid",
     "diagnostics",
     "initial_conditions",
+    "rollout",
     "simulate",
 ]
