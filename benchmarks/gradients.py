@@ -7,8 +7,10 @@ steps, it compiles and times:
 - ``jax.value_and_grad`` of ``L(u0) = energy(run(u0))`` for each checkpointing policy in ``--policies``
   (``none``: no recomputation; an integer ``k``: blocks of ``k`` steps under ``jax.checkpoint``; ``k1,k2``: nested).
 
-Time: the compiled programs (``lower().compile()``, so compilation is not timed) called ``--repeats`` times each,
-``block_until_ready``; the minimum and the median are reported, and the ratio gradient / forward of the medians.
+Time: the compiled programs (``lower().compile()``, so compilation is not timed) called round robin, ``--repeats``
+rounds, ``block_until_ready``: wall time and this process's CPU time (XLA's threads included). Minimum and median
+of each, and the ratios gradient / forward: of the median wall times, of the minima, and of the median CPU times
+(the steadiest figure when other jobs share the cores; the plot shows it).
 
 Memory: ``compiled.memory_analysis()``: arguments + outputs + temporaries - aliased bytes. XLA reports the
 program of one device, so the figure is multiplied by the device count and divided by ``n^3``: bytes per grid point
@@ -18,7 +20,8 @@ compiled (memory figures) but not run.
 
 Writes ``benchmarks/results/gradients.json`` and ``.png`` (``--tag`` adds a suffix, e.g. ``_gpu``).
 
-Run: ``python benchmarks/gradients.py [--n 128] [--steps 20] [--policies none 1 10] [--platform auto]``.
+Run: ``python benchmarks/gradients.py [--n 128] [--steps 20] [--policies none 1 10] [--platform auto]``
+(``--replot results/gradients.json`` only redraws the figure).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="cpu: 8 virtual CPU devices; auto: whatever accelerator JAX finds")
     p.add_argument("--tag", default="", help="suffix of the output files, e.g. _gpu")
     p.add_argument("--out", type=Path, default=HERE / "results")
+    p.add_argument("--replot", type=Path, default=None, help="only redraw the PNG of this JSON file")
     return p.parse_args(argv)
 
 
@@ -91,17 +95,30 @@ def memory(compiled, devices: int, points: int) -> dict:
     return out
 
 
-def timed(fn, args: tuple, repeats: int) -> dict:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t0)
-    return {"times_s": times, "min_s": min(times), "median_s": statistics.median(times)}
+def timed_once(fn, args: tuple, into: dict) -> None:
+    """One call: wall time and this process's CPU time (XLA's threads included; other jobs' load does not count)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    jax.block_until_ready(fn(*args))
+    into.setdefault("times_s", []).append(time.perf_counter() - t0)
+    into.setdefault("cpu_s", []).append(time.process_time() - c0)
+
+
+def summarize(entry: dict, forward: dict) -> None:
+    entry["min_s"], entry["median_s"] = min(entry["times_s"]), statistics.median(entry["times_s"])
+    entry["min_cpu_s"], entry["median_cpu_s"] = min(entry["cpu_s"]), statistics.median(entry["cpu_s"])
+    if entry is not forward:
+        entry["over_forward"] = entry["median_s"] / forward["median_s"]
+        entry["over_forward_best"] = entry["min_s"] / forward["min_s"]
+        entry["over_forward_cpu"] = entry["median_cpu_s"] / forward["median_cpu_s"]
 
 
 def main() -> None:
     a = ARGS or parse_args()
+    if a.replot:
+        data = json.loads(a.replot.read_text())
+        meta = data["meta"]
+        plot(data["results"], a.replot.with_suffix(".png"), f"{meta['devices']} {meta['backend'].upper()} devices")
+        return
     if a.dtype == "float64":
         jax.config.update("jax_enable_x64", True)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -122,8 +139,7 @@ def main() -> None:
         results["forward"] = {"compile_s": time.perf_counter() - t, **fwd_mem,
                               "states": fwd_mem["bytes_per_point"] / state_bpp}
         print("forward", json.dumps(results["forward"]), flush=True)
-        results["forward"].update(timed(fwd, (u0,), a.repeats))
-        print("forward", json.dumps(results["forward"]), flush=True)
+        programs = {"forward": fwd}
         for text in a.policies:
             run = rollout(eq, a.integrator, dt=a.dt, steps=a.steps, checkpoint_every=policy(text))
             grad = jax.jit(jax.value_and_grad(lambda u, run=run: eq.energy(run(u))))
@@ -133,17 +149,26 @@ def main() -> None:
             entry = {"checkpoint_every": policy(text), "compile_s": time.perf_counter() - t, **mem,
                      "states": mem["bytes_per_point"] / state_bpp}
             if mem["total_bytes"] <= a.max_run_gb * 1e9:
-                entry.update(timed(compiled, (u0,), a.repeats))
-                entry["over_forward"] = entry["median_s"] / results["forward"]["median_s"]
+                programs[text] = compiled
             else:
                 entry["not_run"] = f"footprint {mem['total_bytes'] / 1e9:.1f} GB > --max-run-gb {a.max_run_gb:g}"
             results["policies"][text] = entry
             print(text, json.dumps(entry), flush=True)
+        # round robin: every program once per round, so the load of other jobs falls on all of them alike
+        loads = [os.getloadavg()[0]]
+        for r in range(a.repeats):
+            for name, prog in programs.items():
+                entry = results["forward"] if name == "forward" else results["policies"][name]
+                timed_once(prog, (u0,), entry)
+                print(f"round {r} {name}: {entry['times_s'][-1]:.1f} s, cpu {entry['cpu_s'][-1]:.1f} s", flush=True)
+                loads.append(os.getloadavg()[0])
+        for name in programs:
+            summarize(results["forward"] if name == "forward" else results["policies"][name], results["forward"])
     dev = jax.devices()[0]
     meta = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
             "machine": platform.machine(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
             "devices": jax.device_count(), "device_kind": dev.device_kind, "jax": jax.__version__,
-            "backend": jax.default_backend(), "load_average_1min_end": os.getloadavg()[0],
+            "backend": jax.default_backend(), "load_average_1min_during_timing": loads,
             "memory_note": "bytes/point of the compiled programs (memory_analysis, all devices); time: compiled "
                            "calls, compilation excluded"}
     stem = f"gradients{a.tag}"
@@ -162,14 +187,18 @@ def plot(results: dict, path: Path, title: str) -> None:
     names = ["forward"] + [f"grad, ckpt {k}" for k in results["policies"]]
     entries = [results["forward"]] + list(results["policies"].values())
     xs = range(len(names))
-    ratios = [e.get("median_s", float("nan")) / results["forward"]["median_s"] for e in entries]
-    ax_t.bar(xs, ratios, color=["gray"] + ["C0"] * (len(names) - 1))
+    ratios = [e.get("median_cpu_s", float("nan")) / results["forward"]["median_cpu_s"] for e in entries]
+    bars = ax_t.bar(xs, ratios, color=["gray"] + ["C0"] * (len(names) - 1))
+    ax_t.bar_label(bars, [f"{r:.2f}x" for r in ratios], fontsize=8)
     ax_t.axhline(4, color="k", ls="--", label="target 4x")
-    ax_t.set_ylabel("time / forward time (medians)")
+    ax_t.set_ylabel("CPU time / forward CPU time (medians)")
     ax_t.set_title(f"{results['n']}^3 {results['dtype']}, {results['steps']} steps {results['integrator']}, {title}",
                    fontsize=9)
-    ax_m.bar(xs, [e["bytes_per_point"] for e in entries], color=["gray"] + ["C1"] * (len(names) - 1))
+    bars = ax_m.bar(xs, [e["bytes_per_point"] for e in entries], color=["gray"] + ["C1"] * (len(names) - 1))
+    ax_m.bar_label(bars, [f"{e['bytes_per_point']:.0f}" for e in entries], fontsize=8)
     ax_m.set_ylabel("bytes per grid point (memory_analysis)")
+    ax_m.axhline(results["state_bytes_per_point"], color="k", ls=":", label="one state")
+    ax_m.legend(fontsize=8)
     ax_m.set_yscale("log")
     ax_m.set_title("program footprint, all devices / n^3", fontsize=9)
     for ax in (ax_t, ax_m):

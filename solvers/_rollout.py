@@ -150,9 +150,12 @@ class Rollout:
             try:
                 return self._jitted(state0, values)
             except jax.errors.ConcretizationTypeError as e:
-                if not values:
+                bad = _branching(values, self._run, state0)
+                if not bad:
                     raise
-                raise TypeError(_branching_message(eq, values, self._run, state0)) from e
+                raise TypeError(f"params: {eq.label()} uses the value of {', '.join(bad)} in Python control flow "
+                                f"(e.g. `if self.{bad[0]} > 0`), so it cannot be a traced, differentiable value; "
+                                "set it in the equation's constructor instead") from e
 
     def _run(self, state0: State, values: dict[str, Any]) -> State:
         eq = self.equation.with_params(**values) if values else self.equation
@@ -182,7 +185,8 @@ class Rollout:
         q, r = divmod(self.steps, s)
         (state, i), traj = jax.lax.scan(body, (state0, i0), length=q)
         if r:
-            last = _advance(step, state, i, r, tuple(k for k in inner if k < r))
+            last = partial(_advance, step, n=r, levels=inner)
+            last = (jax.checkpoint(last) if self.levels else last)(state, i)
             traj = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), traj, last) if q else \
                 jax.tree.map(lambda b: b[None], last)
         return traj
@@ -208,8 +212,8 @@ def _advance(step, state: State, i0: jax.Array, n: int, levels: tuple[int, ...])
         return (block(state, i), i + k), None
 
     (state, i), _ = jax.lax.scan(body, (state, i0), length=q)
-    if r:
-        state = jax.checkpoint(partial(_advance, step, n=r, levels=inner), prevent_cse=False)(state, i)
+    if r:  # outside the scan: keep jax.checkpoint's default prevent_cse=True (no CSE with the forward run)
+        state = jax.checkpoint(partial(_advance, step, n=r, levels=inner))(state, i)
     return state
 
 
@@ -321,15 +325,12 @@ def _param_values(equation: Equation, params: Mapping[str, Any] | None) -> dict[
     return out
 
 
-def _branching_message(equation: Equation, values: dict[str, Any], run, state0: State) -> str:
-    """Which parameters the equation's Python code branches on (found by tracing with one traced at a time)."""
+def _branching(values: dict[str, Any], run, state0: State) -> list[str]:
+    """The parameters the equation's Python code branches on (traced one at a time: which ones fail)."""
     bad = []
     for name in values:
         try:
             jax.eval_shape(lambda s, v, name=name: run(s, {name: v}), state0, values[name])
         except jax.errors.ConcretizationTypeError:
             bad.append(name)
-    names = ", ".join(bad or values)
-    return (f"params: {equation.label()} uses the value of {names} in Python control flow (e.g. `if "
-            f"self.{(bad or list(values))[0]} > 0`), so it cannot be a traced, differentiable value; set it in the "
-            "equation's constructor instead")
+    return bad
