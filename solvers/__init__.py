@@ -4,7 +4,8 @@ Public API: :class:`Grid` (a tensor product of :mod:`solvers.bases` on a mesh) a
 periodic box); equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
 ``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`LSRK4`, :class:`ETDRK4`, :class:`IFRK4`,
 :class:`IMEX`, ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate`
-(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :class:`Param`
+(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :func:`rollout`
+(a pure, differentiable, checkpointed run of fixed steps: gradients through sharded simulations); :class:`Param`
 and :class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
 equation"). Command line: ``python -m solvers``.
 """
@@ -17,6 +18,8 @@ from ._config import RunConfig as RunConfig
 from ._grid import Grid as Grid
 from ._params import InitialCondition as InitialCondition
 from ._params import Param as Param
+from ._rollout import Rollout as Rollout
+from ._rollout import rollout as rollout
 from ._run import BlowUpError as BlowUpError
 from ._run import Output as Output
 from ._run import simulate as simulate
@@ -63,10 +66,12 @@ __all__ = [
     "PoissonChebyshev",
     "PoissonWalls",
     "RayleighBenard",
+    "Rollout",
     "RunConfig",
     "SpectralGrid",
     "bases",
     "diagnostics",
     "initial_conditions",
+    "rollout",
     "simulate",
 ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import abc
+import copy
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
+import jax.numpy as jnp
 from jax.sharding import NamedSharding
 
 from .._grid import Grid
@@ -82,6 +84,48 @@ class Equation(abc.ABC):
         self.params = resolve(self.parameters, params, self.label())
         for k, v in self.params.items():
             setattr(self, k, v)
+
+    def with_params(self, **values: Any) -> Equation:
+        """A shallow copy of this equation with some float parameters replaced, e.g. by traced values.
+
+        Made for differentiating in a parameter (:func:`~solvers.rollout` calls it inside the traced function):
+        a JAX tracer is checked by name, kind and shape only (its value is unknown when tracing), any other value
+        as the constructor checks it. The grid and all other attributes are shared with this equation; nothing
+        the constructor derives from a parameter is recomputed, which is why only float parameters stored as
+        one scalar can be replaced (rebuild the equation to change the others).
+
+        Args:
+          **values: declared float parameter name -> a number or a 0-d float array (traced or not).
+
+        Returns:
+          A new equation of the same class; arrays keep their sharding (a scalar is replicated).
+
+        Raises:
+          ValueError: an unknown name, a non-scalar array, or a concrete value out of its declared range.
+          TypeError: a parameter that is not a float one, or one the constructor stores per axis (a tuple).
+        """
+        declared = {p.name: p for p in self.parameters}
+        unknown = sorted(set(values) - set(declared))
+        if unknown:
+            raise ValueError(f"unknown parameter {', '.join(unknown)} for {self.label()}; known: "
+                             f"{', '.join(declared) or 'none'}")
+        out = copy.copy(self)
+        out.params = dict(self.params)
+        for name, value in values.items():
+            p = declared[name]
+            if p.type is not float or jnp.ndim(getattr(self, name)) != 0:
+                kind = p.type.__name__ if p.type is not float else "stored per axis"
+                raise TypeError(f"{p.where(self.label())} ({kind}) cannot be replaced by with_params: only "
+                                "scalar float parameters can; build a new equation instead")
+            if isinstance(value, jax.core.Tracer):
+                if jnp.shape(value) != () or not jnp.issubdtype(value.dtype, jnp.floating):
+                    raise ValueError(f"{p.where(self.label())} must be a 0-d float array, got "
+                                     f"{value.dtype}{list(jnp.shape(value))}")
+            else:
+                value = p.check(value, self.label())
+            setattr(out, name, value)
+            out.params[name] = value
+        return out
 
     @classmethod
     def default_box_length(cls, ndim: int, params: dict[str, Any] | None = None) -> tuple[float, ...]:
