@@ -37,17 +37,18 @@ class WallVelocity:
 
     Args:
       grid: a 2D or 3D :class:`~solvers.Grid`, axis 0 :class:`~solvers.bases.Chebyshev`, the others Fourier.
-      nu: kinematic viscosity (the coefficient of ``lap u``), > 0.
+
+    The viscosity is an argument of :meth:`solve` (read from the equation at every call, so a parameter replaced
+    by :meth:`~solvers.Equation.with_params`, e.g. traced for a gradient, takes effect).
 
     Raises:
       ValueError: a grid of another shape of bases.
     """
 
-    def __init__(self, grid: Grid, nu: float):
+    def __init__(self, grid: Grid):
         if not isinstance(grid.bases[0], Chebyshev) or not all(isinstance(b, Fourier) for b in grid.bases[1:]):
             raise ValueError(f"a wall-bounded velocity needs a Chebyshev axis 0 and Fourier axes, got {grid.bases}")
         self.grid = grid
-        self.nu = nu
         self.dim = grid.ndim
         self.fields = grid.ndim - 1
         self.length = grid.bases[0].length
@@ -135,12 +136,12 @@ class WallVelocity:
         return jnp.stack([hv * (1 - m) + (H[1] + mean_force) * m, hg * (1 - m) + H[2] * m])
 
     # ----- implicit solves -------------------------------------------------------------------------------
-    def solve(self, rhs: jax.Array, h: jax.Array, flux: float | None = None) -> jax.Array:
+    def solve(self, rhs: jax.Array, h: jax.Array, nu: jax.Array | float, flux: float | None = None) -> jax.Array:
         """``y`` with ``(I - h nu lap) y = rhs`` per field and wavenumber, boundary conditions included:
         ``phi`` such that ``v = v' = 0``, ``g = 0`` and ``U = 0`` at the walls. ``flux``: if given, a uniform
         pressure gradient along axis 1 is added to the mean so that the mean of ``U_1`` over the wall-normal axis
         is ``flux`` (constant flow rate)."""
-        hs = h * self.nu / self.scale  # h nu d^2/dx^2 = hs d^2/dy^2
+        hs = h * nu / self.scale  # h nu d^2/dx^2 = hs d^2/dy^2
 
         def local(r, hs):
             k2 = self.kappa2(local=True) * self.scale

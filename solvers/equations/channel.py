@@ -58,7 +58,7 @@ def _turbulent(eq: Channel, amplitude: float, seed: int) -> jax.Array:
         low = g.along(np.arange(g.shape[0]) <= g.shape[0] // 2, 0)
         for d in range(1, g.ndim):
             low = low * g.along(np.abs(g.bases[d].modes()) <= 4, d)
-        s = kmm.solve(g.forward(noise) * low * off_mean, jnp.asarray(1e-2 / eq.nu, g.dtype)) * off_mean
+        s = kmm.solve(g.forward(noise) * low * off_mean, jnp.asarray(1e-2, g.dtype), 1.0) * off_mean
         u, _ = kmm.velocity(s)
         return s * (amplitude / jnp.sqrt(g.mean_square(u) / eq.dim))
     if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (traced by the driver's checks)
@@ -122,9 +122,13 @@ class Channel(Equation):
         wall = type(self).grid_for(grid.shape, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
                                    dealias=grid.dealias_rule, backend=grid.backend, params={})
         super().__init__(wall, Re=Re, drive=drive)
-        self.nu = 1.0 / self.Re
         self.dim = wall.ndim
-        self.kmm = WallVelocity(wall, self.nu)
+        self.kmm = WallVelocity(wall)
+
+    @property
+    def nu(self) -> float:
+        """Kinematic viscosity ``1 / Re`` (derived on every use, so ``with_params(Re=...)`` carries through)."""
+        return 1.0 / self.Re
 
     # ----- grid ----------------------------------------------------------------------------------------
     @classmethod
@@ -184,7 +188,7 @@ class Channel(Equation):
         return jnp.asarray(h)
 
     def implicit_solve(self, rhs: jax.Array, h: jax.Array) -> jax.Array:
-        return self.kmm.solve(rhs, h, LAMINAR_BULK if self.drive == "flow-rate" else None)
+        return self.kmm.solve(rhs, h, self.nu, LAMINAR_BULK if self.drive == "flow-rate" else None)
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         g, kmm = self.grid, self.kmm
@@ -194,7 +198,7 @@ class Channel(Equation):
         H = g.from_physical(kmm.lamb(phys[:self.dim], phys[self.dim:] if self.dim == 3 else phys[self.dim]))
         force = 0.0
         if self.drive == "pressure":
-            force = g.along(np.eye(g.shape[0])[0] * 2 * self.nu, 0)
+            force = g.along(np.eye(g.shape[0])[0], 0) * (2 * self.nu)
         return kmm.tendency(H, force)
 
     # ----- diagnostics ---------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class RayleighBenard(Equation):
                                    "A * white noise * sin(pi z), fluid at rest"),
     }
 
-    def __new__(cls, grid: Grid, *args: Any, walls: str = "free-slip", **params: Any):
+    def __new__(cls, grid: Grid | None = None, *args: Any, walls: str = "free-slip", **params: Any):
         if cls is RayleighBenard:
             cls = _variant(walls)
         return super().__new__(cls)

@@ -39,7 +39,7 @@ class NoSlip(RayleighBenard):
     def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2,
                  walls: str = "no-slip"):
         super().__init__(grid, Ra=Ra, Pr=Pr, amplitude=amplitude, walls=walls)
-        self.kmm = WallVelocity(self.grid, self.Pr)
+        self.kmm = WallVelocity(self.grid)
         self.nv = self.kmm.fields
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
@@ -78,7 +78,7 @@ class NoSlip(RayleighBenard):
         return jnp.asarray(h)
 
     def implicit_solve(self, rhs: jax.Array, h: jax.Array) -> jax.Array:
-        vel = self.kmm.solve(rhs[: self.nv], h)
+        vel = self.kmm.solve(rhs[: self.nv], h, self.Pr)
         hs = h / self.kmm.scale
 
         def theta(r, hs):
