@@ -185,6 +185,10 @@ def resolve(cfg: RunConfig) -> Resolved:
     box = _per_axis(box_given, (len(shape),), "--box-length", label)
     if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
         raise ConfigError(f"--box-length: box sides must be positive numbers, got {' '.join(map(str, box))}")
+    try:
+        cls.check_box(tuple(float(v) for v in box), eq_params)
+    except ValueError as e:
+        raise ConfigError(f"--box-length: {e}") from None
     _check_run(cfg)
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
     return Resolved(cls, name, ic, integrator, tuple(int(n) for n in shape), tuple(float(v) for v in box),

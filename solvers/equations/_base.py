@@ -149,6 +149,15 @@ class Equation(abc.ABC):
             raise ValueError(f"grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
 
     @classmethod
+    def check_box(cls, box_length: tuple[float, ...], params: dict[str, Any]) -> None:
+        """Check the box a run asks for, before anything is built (default: any positive sides).
+
+        Raises:
+          ValueError: saying what is allowed (the driver prefixes ``--box-length``).
+        """
+        return None
+
+    @classmethod
     def grid_for(cls, shape: tuple[int, ...], mesh, *, box_length: tuple[float, ...], dtype, dealias: str,
                  backend: str | None, params: dict[str, Any]) -> Grid:
         """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box).

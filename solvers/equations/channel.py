@@ -138,8 +138,15 @@ class Channel(Equation):
                              f"NX, NZ >= 4, got {' '.join(map(str, shape))}")
 
     @classmethod
+    def check_box(cls, box_length: tuple[float, ...], params: dict[str, Any]) -> None:
+        if box_length[0] != 2.0:
+            raise ValueError(f"channel: the wall-normal box (the first entry) must be 2 (walls at y = -1, 1), "
+                             f"got {box_length[0]:g}")
+
+    @classmethod
     def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> Grid:
         """Chebyshev in y on ``[-1, 1]`` (axis 0), Fourier in x, a half spectrum in z (3D)."""
+        cls.check_box(tuple(box_length), params)
         bases = [Chebyshev(shape[0], (-1.0, 1.0))] + [Fourier(n, L) for n, L in zip(shape[1:], box_length[1:])]
         if len(shape) == 3:
             bases[2] = RealFourier(shape[2], box_length[2])

@@ -134,6 +134,11 @@ class RayleighBenard(Equation):
                              f"horizontal sizes >= 4, got {' '.join(map(str, shape))}")
 
     @classmethod
+    def check_box(cls, box_length: tuple[float, ...], params: dict[str, Any]) -> None:
+        if box_length[0] != 1.0:
+            raise ValueError(f"rayleigh-benard: the depth (the first entry, z) must be 1, got {box_length[0]:g}")
+
+    @classmethod
     def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend) -> Grid:  # pragma: no cover
         raise NotImplementedError
 
