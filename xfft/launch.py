@@ -40,9 +40,11 @@ TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
 ENV_VERBOSE = "XFFT_VERBOSE"
 
-_GLOO = re.compile(r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. "
-                   r"Expected number of connected peer ranks is : \d+")
-_GLOO_START = "[Gloo] "
+# Gloo's message, and the pieces of it that its threads' unsynchronised writes can interleave on one line
+# ("[Gloo] Rank 2 is connected to 3 peer ranks. Expected number of connected peer ranks is : [Gloo] Rank 33").
+_GLOO = re.compile(r"(\[Gloo\] Rank \d+| ?is connected to \d+ peer ranks\. "
+                   r"Expected number of connected peer ranks is : |\d+)+")
+_GLOO_STARTS = ("[Gloo] ", " is connected to ")
 PARTIAL_S = 0.05  # a partial line (no newline yet) is shown after this long without more output
 
 
@@ -148,7 +150,7 @@ class _Pump:
             if line and not select.select([fd], [], [], PARTIAL_S)[0]:
                 # Nothing more for a moment (a progress bar, print(..., end="")): show what there is, unless it
                 # may still become a Gloo line.
-                if not (self.quiet and not self.started and _GLOO_START.startswith(line[:len(_GLOO_START)])):
+                if not (self.quiet and not self.started and _may_be_gloo(line)):
                     self.write(line, "")
                     line = ""
                     continue
@@ -158,7 +160,7 @@ class _Pump:
                 chunk = b""
             for piece in re.split(r"([\r\n])", decoder.decode(chunk, final=not chunk)):
                 if piece in ("\n", "\r"):
-                    if not (self.quiet and not self.started and _GLOO.fullmatch(line)):
+                    if not (self.quiet and not self.started and _is_gloo(line)):
                         self.write(line, piece)
                     line = ""
                 else:
@@ -169,6 +171,16 @@ class _Pump:
             self.write(line, "\n")
         self.close()
         stream.close()
+
+
+def _may_be_gloo(line: str) -> bool:
+    """True when the partial line ``line`` may still become a Gloo connection line."""
+    return any(start.startswith(line[:len(start)]) for start in _GLOO_STARTS)
+
+
+def _is_gloo(line: str) -> bool:
+    """True when the whole line ``line`` is made only of Gloo's connection message (or pieces of it)."""
+    return "peer ranks" in line and _GLOO.fullmatch(line) is not None
 
 
 def _end_open_line(target: IO[str], open_lines: dict, keep: _Pump | None = None) -> None:

@@ -172,6 +172,8 @@ def test_output_passes_through_as_it_comes(tmp_path):
         sys.stderr.flush()
         time.sleep(3)
         sys.stderr.write("\\r100%|##########|\\n")
+        sys.stderr.flush()
+        time.sleep(0.5)  # a rank's stdout and stderr are two pipes: only a pause orders them for the reader
         print("second")
     """)
     chunks, end, code = _timed_output([sys.executable, "-m", "xfft.launch", "-n", "1", "--timeout", "30", s])
@@ -200,6 +202,10 @@ def test_partial_lines_of_two_ranks_do_not_mix(tmp_path):
 def test_gloo_connection_lines_are_dropped_unless_verbose(tmp_path):
     s = _script(tmp_path, """
         print(f"[Gloo] Rank {rank} is connected to 1 peer ranks. Expected number of connected peer ranks is : 1")
+        # Gloo's threads write unsynchronised: two messages can interleave on one line.
+        print(f"[Gloo] Rank {rank} is connected to 1 peer ranks. Expected number of connected peer ranks is : "
+              f"[Gloo] Rank {rank}1")
+        print(" is connected to 1 peer ranks. Expected number of connected peer ranks is : 1")
         print("[Gloo] something else")
         print("work")
     """)
