@@ -120,12 +120,24 @@ class NavierStokes2D(Equation):
         return (-self.nu * self.grid.k2() - self.drag).astype(self.grid.dtype)
 
     def nonlinear(self, w_hat: jax.Array, t: jax.Array) -> jax.Array:
+        return self.nonlinear_with_rate(w_hat, t, rate=False)
+
+    def nonlinear_with_rate(self, w_hat: jax.Array, t: jax.Array, rate: bool = True):
+        """The nonlinear term and (``rate``) the CFL rate of the physical velocity it already holds."""
+        if rate and not self.fuses_rate():
+            return super().nonlinear_with_rate(w_hat, t)
         g = self.grid
         f = g.to_physical(jnp.concatenate([self.velocity(w_hat), g.grad(w_hat)]))
         out = -g.from_physical(f[0] * f[2] + f[1] * f[3])
         if self.forcing != 0:
             out = out + self.forcing_hat()
-        return out
+        if not rate:
+            return out
+        hx, hy = g.spacing
+        return out, jnp.max(jnp.abs(f[0]) / hx + jnp.abs(f[1]) / hy)
+
+    def fuses_rate(self) -> bool:
+        return self.grid.dealias_rule != "3/2"
 
     # ----- diagnostics -------------------------------------------------------------------------------
     def energy(self, w_hat: jax.Array) -> jax.Array:
