@@ -56,8 +56,11 @@ class Output(Protocol):
         """The next time > ``t`` the loop must land on exactly (the step is shortened), or None."""
 
     def after_step(self, state: Any, step: int, t: float, last: bool) -> None:
-        """Called after every step, at step 0 with the initial state and after a resume with the restored one.
-        ``state`` is donated to the next step: copy what you keep (e.g. ``jax.device_get``) before returning."""
+        """Called after every step (or, where the output has ``next_step(step) -> int | None``, after the steps it
+        names, its stop times and the last step: the loop then runs the steps between them without the host),
+        at step 0 with the initial state and after a resume with the restored one. ``state`` is in the grid's
+        spectral order (``equation.grid.to_natural`` gives natural order) and is donated to the next step: copy
+        what you keep (e.g. ``jax.device_get``) before returning."""
 
     def close(self) -> None: ...
 
@@ -205,6 +208,9 @@ class _Run:
     mesh_choice: dict | None = None  # --mesh auto: the choice and the timings
 
     def save(self, state, clock: _Clock) -> None:
+        """A checkpoint of ``state`` in natural spectral order (as every version wrote them)."""
+        if self.grid.order != "natural":
+            state = jax.jit(lambda s: jax.tree.map(self.grid.to_natural, s))(state)
         self.ckpt.save(clock.step, state, {"step": clock.step, "t": clock.t, "dt": clock.dt, "dt_band": clock.dt_band,
                                            "config": self.res.physics(self.cfg)})
         clock.checkpoint = clock.step
@@ -272,7 +278,9 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
     latest = run.ckpt.latest_step() if cfg.resume else None
     if latest is not None:
         _check_resume(run.res.physics(cfg), run.ckpt.read_meta(latest), run.res, ckdir)
-        state, meta = run.ckpt.restore(latest, run.eq.abstract_state())
+        state, meta = run.ckpt.restore(latest, run.grid.natural_like(run.eq.abstract_state()))
+        if run.grid.order != "natural":  # checkpoints hold natural order (also those of earlier versions)
+            state = jax.jit(lambda s: jax.tree.map(run.grid.from_natural, s), donate_argnums=0)(state)
         clock = _Clock(int(meta["step"]), float(meta["t"]), float(meta["dt"]), latest, int(meta["step"]),
                        dt_band=float(meta.get("dt_band", 0.0)))
         if run.lead:

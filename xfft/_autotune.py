@@ -189,11 +189,14 @@ def _strict(name: str):
     if name == "native" or getattr(b, "strict", False):
         return b
     b = copy.copy(b)
-    try:
-        b.strict = True
-    except AttributeError:  # a backend that cannot say it: time it as it is
-        return get_backend(name)
-    return b
+    for attr in ("strict", "_strict"):  # a plain attribute, or the one behind a property (JaxDecompBackend)
+        try:
+            setattr(b, attr, True)
+            if getattr(b, "strict", False):
+                return b
+        except AttributeError:
+            continue
+    return get_backend(name)  # a backend that cannot be made strict: timed as it is
 
 
 def _prepare(c: Candidate, shape: tuple[int, ...], dtype, real: bool, ndim: int, step, devs: list):

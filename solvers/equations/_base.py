@@ -107,13 +107,14 @@ class Equation(abc.ABC):
     @classmethod
     def grid_for(cls, shape: tuple[int, ...], mesh, *, box_length: tuple[float, ...], dtype, dealias: str,
                  backend: str | None, params: dict[str, Any]) -> Grid:
-        """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box).
+        """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box, its spectra in the
+        transposed order, the faster one; checkpoints and outputs stay in natural order).
 
         Raises:
           ValueError: a shape the bases cannot use or the mesh cannot hold (the message names ``shape``).
         """
         return SpectralGrid(shape, mesh, ndim=len(shape), box_length=box_length, dtype=dtype, dealias=dealias,
-                            backend=backend)
+                            backend=backend, order="transposed")
 
     @classmethod
     def label(cls) -> str:

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import diagnostics as diag
+from .._grid import rmul, times_i
 from ._base import Equation
 
 
@@ -55,13 +56,13 @@ class VelocityEquation(Equation):
         ux, uy = phys(u_hat[0]), phys(u_hat[1])
         hx, hy, hz = g.spacing
         partial = jnp.abs(ux) / hx + jnp.abs(uy) / hy if rate else None
-        wz = phys(1j * (kx * u_hat[1] - ky * u_hat[0]))
+        wz = phys(times_i(rmul(kx, u_hat[1]) - rmul(ky, u_hat[0])))
         lx, ly = uy * wz, -(ux * wz)
-        wy = phys(1j * (kz * u_hat[0] - kx * u_hat[2]))
+        wy = phys(times_i(rmul(kz, u_hat[0]) - rmul(kx, u_hat[2])))
         lz = ux * wy  # ux is dead from here
         uz = phys(u_hat[2])
         lx_hat = g.from_physical(lx - uz * wy)  # wy and lx are dead from here
-        wx = phys(1j * (ky * u_hat[2] - kz * u_hat[1]))
+        wx = phys(times_i(rmul(ky, u_hat[2]) - rmul(kz, u_hat[1])))
         ly_hat = g.from_physical(ly + uz * wx)
         lz_hat = g.from_physical(lz - uy * wx)
         out = jnp.stack([lx_hat, ly_hat, lz_hat])

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
+from .._grid import rmul, times_i
 from .._params import InitialCondition, Param
 from .._spectral_grid import SpectralGrid
 from ._base import Equation
@@ -107,7 +108,7 @@ class NavierStokes2D(Equation):
         g = self.grid
         kx, ky = g.k
         psi = -g.inv_laplacian(w_hat)
-        return jnp.stack([1j * ky * psi, -1j * kx * psi])
+        return jnp.stack([times_i(rmul(ky, psi)), -times_i(rmul(kx, psi))])
 
     def forcing_hat(self) -> jax.Array:
         """Spectrum of ``f_omega = -F k_f cos(k_f y)``: ``-F k_f / 2`` on the mode ``(0, kf)`` of the half spectrum."""
