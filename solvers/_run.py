@@ -241,8 +241,8 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
 
     def record(state, step: int, t: float, dt: float) -> dict:
-        d = {k: float(v) for k, v in f_diag(state, t, dt).items()}
-        spec = np.asarray(f_spec(state)) if has_spec else None
+        d, spec = jax.device_get((f_diag(state, t, dt), f_spec(state) if has_spec else None))  # one transfer
+        d = {k: float(v) for k, v in d.items()}
         if lead:
             diag_log.write({"step": step, "t": t, "dt": dt, **d})
             if spec is not None:

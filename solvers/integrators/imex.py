@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from .._tree import State, apply_linear
+from .._tree import State
 from ._base import Integrator
+from ._base import apply_linear_lean as apply_linear  # a real L scales parts: no complex multiply
 
 
 @dataclass(frozen=True)
