@@ -162,10 +162,9 @@ class Stepper:
         if self.integ.dt_coefficients and self.control.dt is None and dt_band <= 0:
             coeffs = self.coefficients(1.0)  # any: the first step only chooses dt (NEW_DT) and stops
         out = self._segment(state, t, dt_band, coeffs, min(int(n), MAX_SEGMENT), remaining, bound)
-        state, _, steps, status, dts, dt_next, energy = out
+        steps, status, dts, dt_next, energy = jax.device_get(out[2:])  # one transfer per segment
         steps = int(steps)
-        return Segment(state, steps, [float(v) for v in jax.device_get(dts[:steps])], int(status),
-                       float(dt_next), float(energy))
+        return Segment(out[0], steps, [float(v) for v in dts[:steps]], int(status), float(dt_next), float(energy))
 
     def land_step(self, state, t: float, dt: float) -> tuple[Any, float]:
         """A single step of exactly ``dt`` (coefficients for ``dt``); returns the state and its energy."""
