@@ -24,6 +24,8 @@ from ._params import resolve as resolve_params
 from .equations import EQUATIONS, Equation
 from .integrators import INTEGRATORS
 
+#: ``--mesh``: a slab, a pencil, or ``auto`` (the fastest mesh measured by :func:`xfft.autotune`, cached)
+MESHES = ("slab", "pencil", "auto")
 #: legacy RunConfig fields of checkpoints written before the parameter declarations (now equation/IC parameters)
 _LEGACY = ("nu", "forcing_epsilon", "seed", "k0", "energy")
 
@@ -233,7 +235,7 @@ def _check_run(cfg: RunConfig) -> None:
         (cfg.keep >= 1, f"--keep must be >= 1, got {cfg.keep}"),
         (cfg.max_steps is None or cfg.max_steps >= 0, f"--max-steps must be >= 0, got {cfg.max_steps}"),
         (not (cfg.resume and cfg.overwrite), "--resume and --overwrite exclude each other"),
-        (cfg.mesh in ("slab", "pencil"), f"--mesh must be slab or pencil, got {cfg.mesh!r}"),
+        (cfg.mesh in MESHES, f"--mesh must be slab, pencil or auto, got {cfg.mesh!r}"),
         (cfg.snapshot_every >= 0, f"--snapshot-every must be >= 0, got {cfg.snapshot_every}"),
         (cfg.snapshot_dtype in ("float32", "float64"),
          f"--snapshot-dtype must be float32 or float64, got {cfg.snapshot_dtype!r}"),

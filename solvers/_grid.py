@@ -24,9 +24,11 @@ import xfft
 from .bases import DEALIAS, Basis, Chebyshev, Cosine, Fourier, RealFourier, Sine
 from .bases._base import along
 
-__all__ = ["DEALIAS", "Grid", "safe_inverse"]
+__all__ = ["DEALIAS", "Grid", "rmul", "safe_inverse", "times_i"]
 
 _FFT_KINDS = ("fft", "rfft")
+#: spectral axis orders of a grid: natural, or the order the transforms leave (Fourier grids)
+ORDERS = ("natural", "transposed")
 #: sign of the ``order``-th derivative (by ``order % 4``): cos -> -sin -> -cos -> sin, sin -> cos -> -sin -> -cos
 _COSINE_SIGNS = (1.0, -1.0, -1.0, 1.0)
 _SINE_SIGNS = (1.0, 1.0, -1.0, -1.0)
@@ -52,6 +54,9 @@ class Grid:
       complex_fields: physical fields are complex (a wavefunction), spectra hold every wavenumber.
       axis_names: the coordinate name of each axis in outputs (default ``x, y, z``; walls in axis 0 of a
         convection cell: ``("z", "x", "y")``).
+      order: spectral axis order, ``"natural"`` or ``"transposed"`` (Fourier bases only: the order the
+        distributed transforms leave, see :func:`xfft.spectral_axes`; :attr:`perm` says which grid axis each
+        spectrum axis holds, :meth:`to_natural`/:meth:`from_natural` convert).
 
     Raises:
       TypeError: a basis that is not a :class:`~solvers.bases.Basis`, a non-floating dtype.
@@ -61,7 +66,7 @@ class Grid:
 
     def __init__(self, bases: Sequence[Basis], mesh: Mesh | None = None, *, dtype=jnp.float32,
                  dealias: str = "2/3", backend: str | None = None, complex_fields: bool = False,
-                 axis_names: Sequence[str] | None = None):
+                 axis_names: Sequence[str] | None = None, order: str = "natural"):
         self.bases = tuple(bases)
         if not all(isinstance(b, Basis) for b in self.bases):
             raise TypeError(f"bases must be solvers.bases.Basis instances, got {bases!r}")
@@ -96,10 +101,19 @@ class Grid:
         self.box_length = tuple(b.length for b in self.bases)
         self.mesh = mesh if mesh is not None else xfft.make_mesh((1,), devices=jax.devices()[:1])
         self.explicit = all(t == AxisType.Explicit for t in self.mesh.axis_types)
-        self._real, self._spec = _layouts(self.mesh, self.shape, self.kinds)
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        if order == "transposed" and any(k not in _FFT_KINDS for k in self.kinds):
+            raise ValueError(f"order='transposed' needs Fourier bases on every axis (the solves along a wall axis "
+                             f"work in natural order), got kinds {self.kinds}")
+        self.order = order
+        self._real, self._spec, self.perm = _layouts(self.mesh, self.shape, self.kinds, order)
+        self.natural_spectral_shape = self.spectral_shape
+        self.spectral_shape = tuple(self.natural_spectral_shape[p] for p in self.perm)
+        self._nat_spec = self._spec if order == "natural" else _layouts(self.mesh, self.shape, self.kinds)[1]
         spec = tuple(self._spec.spec) + (None,) * self.ndim
         for d, b in enumerate(self.bases):
-            if b.whole_axis and spec[d] is not None:
+            if b.whole_axis and spec[self.perm.index(d)] is not None:
                 raise ValueError(f"axis {d} ({type(b).__name__}) must be unsharded in spectral space, but the "
                                  f"layout of a {'x'.join(map(str, self.shape))} grid on this mesh is {self._spec.spec};"
                                  " choose sizes of the other axes that the mesh divides")
@@ -112,14 +126,18 @@ class Grid:
         sine-series fields next to the cosine-series ones)."""
         bases = self.bases[:axis] + (basis,) + self.bases[axis + 1:]
         return Grid(bases, self.mesh, dtype=self.dtype, dealias=self.dealias_rule, backend=self.backend,
-                    complex_fields=self.complex_fields, axis_names=self.axis_names)
+                    complex_fields=self.complex_fields, axis_names=self.axis_names, order=self.order)
 
     @functools.cached_property
     def padded(self) -> Grid:
         """The grid of the 3/2-padded product points (same mesh and dtype, no dealiasing of its own)."""
         bases = tuple(b.resized(b.padded_size()) for b in self.bases)
-        return Grid(bases, self.mesh, dtype=self.dtype, dealias="none", backend=self.backend,
-                    complex_fields=self.complex_fields, axis_names=self.axis_names)
+        out = Grid(bases, self.mesh, dtype=self.dtype, dealias="none", backend=self.backend,
+                   complex_fields=self.complex_fields, axis_names=self.axis_names, order=self.order)
+        if out.perm != self.perm:
+            raise ValueError(f"the 3/2-padded grid {out.shape} keeps its spectrum in another axis order on this "
+                             f"mesh than the {self.shape} grid; use order='natural' or other sizes")
+        return out
 
     # ----- shardings and geometry ------------------------------------------------------------------
     def real_sharding(self, batch: int = 0) -> NamedSharding:
@@ -129,6 +147,40 @@ class Grid:
     def spectral_sharding(self, batch: int = 0) -> NamedSharding:
         """Sharding of the coefficients (what :meth:`forward` returns) with ``batch`` leading axes."""
         return NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *self._spec.spec))
+
+    def natural_sharding(self, batch: int = 0) -> NamedSharding:
+        """Sharding of the coefficients in natural order (:meth:`to_natural`), ``batch`` leading axes."""
+        return NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *self._nat_spec.spec))
+
+    # ----- spectral axis order ---------------------------------------------------------------------------
+    def to_natural(self, c: jax.Array) -> jax.Array:
+        """Coefficients ``c`` (this grid's order, any leading batch axes) in natural order: index ``[..., i, j, k]``
+        is mode ``(i, j, k)``, sharded like :meth:`natural_sharding` (one all-to-all where the orders differ)."""
+        if self.order == "natural":
+            return c
+        lead = c.ndim - self.ndim
+        axes = tuple(range(lead)) + tuple(lead + self.perm.index(d) for d in range(self.ndim))
+        return self.reshard(jnp.transpose(c, axes), self.natural_sharding(lead))
+
+    def from_natural(self, c: jax.Array) -> jax.Array:
+        """Inverse of :meth:`to_natural`: natural-order coefficients in this grid's order and sharding."""
+        if self.order == "natural":
+            return c
+        lead = c.ndim - self.ndim
+        axes = tuple(range(lead)) + tuple(lead + p for p in self.perm)
+        return self.reshard(jnp.transpose(c, axes), self.spectral_sharding(lead))
+
+    def natural_like(self, like):
+        """``jax.ShapeDtypeStruct`` pytree of a state ``like`` (this grid's order) in natural order."""
+        def one(a):
+            lead = len(a.shape) - self.ndim
+            shape = tuple(a.shape[:lead]) + tuple(a.shape[lead + self.perm.index(d)] for d in range(self.ndim))
+            return jax.ShapeDtypeStruct(shape, a.dtype, sharding=self.natural_sharding(lead))
+        return like if self.order == "natural" else jax.tree.map(one, like)
+
+    def spectral_along(self, table: np.ndarray, axis: int, real: bool = True) -> jax.Array:
+        """A 1D spectral table of grid ``axis``, shaped to broadcast against coefficients in this grid's order."""
+        return along(table, self.perm.index(axis), self.ndim, self.dtype if real else self.cdtype)
 
     @property
     def size(self) -> int:
@@ -166,9 +218,11 @@ class Grid:
         """Coefficients of the physical field ``f`` (leading axes batched): one planned transform of every axis
         (``norm="forward"``), then each basis's own scaling. Real sharding in, spectral sharding out."""
         f = f.astype(self.cdtype if self.complex_fields else self.dtype)
+        if self.order != "natural":  # the planner must see the grid's layout (also where tracing hides it)
+            f = self.reshard(f, self.real_sharding(f.ndim - self.ndim))
         if all(k in _FFT_KINDS for k in self.kinds):
             fn = xfft.xrfftn if self.kinds[-1] == "rfft" else xfft.xfftn
-            c = fn(f, ndim=self.ndim, norm="forward", backend=self.backend)
+            c = fn(f, ndim=self.ndim, norm="forward", backend=self.backend, order=self.order)
         else:
             c = xfft.xr2rn(f, self.kinds, axes=self._axes(f), norm="forward")
             c = self.reshard(c, self.spectral_sharding(c.ndim - self.ndim))  # (also where tracing hides the layout)
@@ -184,10 +238,13 @@ class Grid:
         """The physical field with coefficients ``c`` (inverse of :meth:`forward`); spectral sharding in, real
         sharding out; real unless the grid has complex fields."""
         c = self._each_basis(c, "pre_backward")
+        if self.order != "natural":
+            c = self.reshard(c, self.spectral_sharding(c.ndim - self.ndim))
         if all(k in _FFT_KINDS for k in self.kinds):
             if self.kinds[-1] == "rfft":
-                return xfft.ixrfftn(c, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend)
-            f = xfft.ixfftn(c, ndim=self.ndim, norm="forward", backend=self.backend)
+                return xfft.ixrfftn(c, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend,
+                                    order=self.order)
+            f = xfft.ixfftn(c, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend, order=self.order)
         else:
             f = xfft.ixr2rn(c, self.kinds, axes=self._axes(c), norm="forward", s=self.shape)
         if self.complex_fields or not jnp.iscomplexobj(f):
@@ -198,7 +255,7 @@ class Grid:
         lead = c.ndim - self.ndim
         for d, b in enumerate(self.bases):
             if getattr(type(b), method) is not getattr(Basis, method):
-                c = getattr(b, method)(c, lead + d)
+                c = getattr(b, method)(c, lead + self.perm.index(d))
         return c
 
     def to_physical(self, c: jax.Array) -> jax.Array:
@@ -220,7 +277,7 @@ class Grid:
 
         def body(a):
             for d, (b, o) in enumerate(zip(self.bases, other.bases)):
-                a = b.pad(a, o, batch + d)
+                a = b.pad(a, o, batch + self.perm.index(d))
             return a
 
         return _sharded(body, other.spectral_sharding(batch), self.explicit)(c)
@@ -229,7 +286,7 @@ class Grid:
     def keep_tables(self, rule: str | None = None) -> list[jax.Array]:
         """Per-axis 0/1 dealiasing factors (broadcastable): their product is :meth:`dealias_mask`."""
         rule = self.dealias_rule if rule is None else rule
-        return [self.along(b.keep(rule).astype(float), d) for d, b in enumerate(self.bases)]
+        return [self.spectral_along(b.keep(rule).astype(float), d) for d, b in enumerate(self.bases)]
 
     def dealias_mask(self) -> jax.Array:
         """1 for kept coefficients, 0 for removed ones (the grid's rule on every axis)."""
@@ -238,7 +295,7 @@ class Grid:
     def dealias(self, c: jax.Array) -> jax.Array:
         """``c`` times the dealiasing mask, one 1D factor per axis (no grid-sized table is formed)."""
         for m in self.keep_tables():
-            c = c * m
+            c = rmul(m, c)
         return c
 
     # ----- derivatives -----------------------------------------------------------------------------
@@ -249,7 +306,7 @@ class Grid:
         k = b.wavenumbers()
         if odd and isinstance(b, Fourier) and b.n % 2 == 0:
             k = np.where(np.abs(b.modes()) == b.n // 2, 0.0, k)
-        return self.along(k, axis)
+        return self.spectral_along(k, axis)
 
     def derivative(self, c: jax.Array, axis: int, order: int = 1) -> jax.Array:
         """Coefficients of ``d^order f / dx_axis^order``.
@@ -271,30 +328,42 @@ class Grid:
         raise NotImplementedError(f"no derivative for {type(b).__name__}")
 
     # ----- per-device work on the spectral layout ----------------------------------------------------------
-    def local_map(self, fn: Callable, *arrays: jax.Array, scalars: tuple = ()) -> jax.Array:
-        """Run ``fn(*blocks, *scalars)`` on each device's block of ``arrays`` (spectral layout, any leading batch
-        axes; all of the same rank) and return the result on the same layout: for work along an unsharded axis
-        that must not communicate (implicit solves along the wall-normal axis). ``scalars`` (e.g. a step size)
-        are passed to every device. Inside ``fn``, :meth:`local_table` gives the device's slice of a per-axis
-        table."""
+    def local_map(self, fn: Callable, *args, scalars: tuple = ()):
+        """Run ``fn(*blocks, *scalars)`` on each device's block of ``args`` and return its result on the same
+        layout: for work along an unsharded axis that must not communicate (implicit solves along the wall-normal
+        axis). ``args`` are arrays or pytrees of arrays in the spectral layout, aligned on the right: a leaf's
+        trailing axes are the grid's last axes (``(3, ny, nx, nz)`` or a per-wavenumber ``(k, 2, nx, nz)`` table
+        whose wall-normal axis is gone), leading axes unsharded; the result's leaves follow the same rule.
+        ``scalars`` (a step size, small replicated tables, pytrees too) are passed whole to every device. Inside
+        ``fn``, :meth:`local_table` gives the device's slice of a per-axis table."""
         if self.mesh.size == 1:
-            return fn(*arrays, *scalars)
-        batch = arrays[0].ndim - self.ndim
-        spec = PartitionSpec(*((None,) * batch), *self._spec.spec)
+            return fn(*args, *scalars)
         rep = PartitionSpec()
-        scalars = tuple(self.replicate(jnp.asarray(v)) for v in scalars)
-        arrays = tuple(self.reshard(a, NamedSharding(self.mesh, spec)) for a in arrays)
-        return jax.shard_map(fn, mesh=self.mesh, in_specs=(spec,) * len(arrays) + (rep,) * len(scalars),
-                             out_specs=spec, check_vma=False)(*arrays, *scalars)
+        scalars = jax.tree.map(lambda v: self.replicate(jnp.asarray(v)), scalars)
+        args = jax.tree.map(lambda a: self.reshard(a, NamedSharding(self.mesh, self._aligned(a.ndim))), args)
+        in_specs = jax.tree.map(lambda a: self._aligned(a.ndim), args) + jax.tree.map(lambda _: rep, scalars)
+        shapes = jax.eval_shape(jax.shard_map(fn, mesh=self.mesh, in_specs=in_specs, out_specs=rep, check_vma=False),
+                                *args, *scalars)  # the result's ranks (blocks read as replicated: same rank)
+        out_specs = jax.tree.map(lambda a: self._aligned(a.ndim), shapes)
+        return jax.shard_map(fn, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs,
+                             check_vma=False)(*args, *scalars)
+
+    def _aligned(self, rank: int) -> PartitionSpec:
+        """The spectral spec of an array of ``rank`` axes aligned on the right with the grid's axes."""
+        spec = tuple(self._spec.spec) + (None,) * (self.ndim - len(tuple(self._spec.spec)))
+        if rank >= self.ndim:
+            return PartitionSpec(*((None,) * (rank - self.ndim)), *spec)
+        return PartitionSpec(*spec[self.ndim - rank:])
 
     def local_table(self, table: np.ndarray, axis: int, real: bool = True) -> jax.Array:
         """Inside :meth:`local_map`: this device's entries of the 1D spectral ``table`` of ``axis``, shaped to
         broadcast against the local block (outside it, or on one device: the whole table)."""
         table = np.asarray(table)
-        entry = (tuple(self._spec.spec) + (None,) * self.ndim)[axis]
+        pos = self.perm.index(axis)
+        entry = (tuple(self._spec.spec) + (None,) * self.ndim)[pos]
         names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
         if self.mesh.size == 1 or not names:
-            return self.along(table, axis, real)
+            return self.spectral_along(table, axis, real)
         sizes = dict(zip(self.mesh.axis_names, self.mesh.axis_sizes))
         block = table.shape[0] // math.prod(sizes[n] for n in names)
         index = 0
@@ -302,7 +371,7 @@ class Grid:
             index = index * sizes[n] + jax.lax.axis_index(n)
         local = jax.lax.dynamic_slice_in_dim(jnp.asarray(table, self.dtype if real else self.cdtype),
                                              index * block, block)
-        return local.reshape([-1 if d == axis else 1 for d in range(self.ndim)])
+        return local.reshape([-1 if d == pos else 1 for d in range(self.ndim)])
 
     # ----- means -----------------------------------------------------------------------------------
     def mean(self, f: jax.Array) -> jax.Array:
@@ -323,7 +392,7 @@ class Grid:
         for d, basis in enumerate(self.bases):
             p = basis.parseval()
             if p is not None:
-                weight = weight * self.along(p, d)
+                weight = weight * self.spectral_along(p, d)
             elif isinstance(basis, Chebyshev):
                 ax = b.ndim - self.ndim + d
                 g = jnp.asarray(basis.quadrature_matrix(), self.dtype)
@@ -351,11 +420,29 @@ class Grid:
 
 
 @functools.lru_cache(maxsize=128)
-def _layouts(mesh: Mesh, shape: tuple[int, ...], kinds: tuple[str, ...]) -> tuple[NamedSharding, NamedSharding]:
-    """Canonical real sharding of ``shape`` on ``mesh`` and the sharding of the spectrum the planner returns."""
+def _layouts(mesh: Mesh, shape: tuple[int, ...], kinds: tuple[str, ...], order: str = "natural"
+             ) -> tuple[NamedSharding, NamedSharding, tuple[int, ...]]:
+    """Canonical real sharding of ``shape`` on ``mesh``, the sharding of the spectrum the planner returns in
+    ``order``, and which grid axis each spectrum axis holds (:func:`xfft.spectral_axes`)."""
     real = xfft.real_sharding(mesh, shape, ndim=len(shape))
-    spec = xfft.spectral_sharding(real, shape, real=kinds[-1] == "rfft", ndim=len(shape))
-    return real, spec
+    rfft = kinds[-1] == "rfft"
+    spec = xfft.spectral_sharding(real, shape, real=rfft, ndim=len(shape), order=order)
+    perm = xfft.spectral_axes(real, shape, real=rfft, ndim=len(shape), order=order)
+    return real, spec, tuple(perm)
+
+
+def rmul(a: jax.Array, z: jax.Array) -> jax.Array:
+    """``a * z`` for a real ``a`` and complex ``z`` without a complex multiply: the real and imaginary parts are
+    scaled (``jnp`` would promote ``a`` to complex and do 4 multiplies and 2 adds per element; the values are the
+    same). Real ``z``: the plain product."""
+    if not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
+        return a * z
+    return jax.lax.complex(a * z.real, a * z.imag)
+
+
+def times_i(z: jax.Array) -> jax.Array:
+    """``1j * z`` exactly, by swapping parts (no multiply)."""
+    return jax.lax.complex(-z.imag, z.real)
 
 
 def safe_inverse(a: jax.Array) -> jax.Array:

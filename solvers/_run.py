@@ -28,6 +28,7 @@ from . import io
 from ._config import ConfigError, Resolved, RunConfig, check_output_dir, legacy_physics, resolve
 from ._grid import Grid
 from ._params import as_initial_condition
+from ._stepper import AT_REST, BOUND, MAX_SEGMENT, NEAR_STOP, NEW_DT, NONFINITE, Segment, Stepper, control_for
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
 __all__ = ["BlowUpError", "ConfigError", "Output", "RunConfig", "build", "simulate", "validate"]
@@ -55,8 +56,11 @@ class Output(Protocol):
         """The next time > ``t`` the loop must land on exactly (the step is shortened), or None."""
 
     def after_step(self, state: Any, step: int, t: float, last: bool) -> None:
-        """Called after every step, at step 0 with the initial state and after a resume with the restored one.
-        ``state`` is donated to the next step: copy what you keep (e.g. ``jax.device_get``) before returning."""
+        """Called after every step (or, where the output has ``next_step(step) -> int | None``, after the steps it
+        names, its stop times and the last step: the loop then runs the steps between them without the host),
+        at step 0 with the initial state and after a resume with the restored one. ``state`` is in the grid's
+        spectral order (``equation.grid.to_natural`` gives natural order) and is donated to the next step: copy
+        what you keep (e.g. ``jax.device_get``) before returning."""
 
     def close(self) -> None: ...
 
@@ -84,6 +88,8 @@ def build(cfg: RunConfig, res: Resolved, mesh=None):
     """
     shp = res.shape
     shape_txt = f"{shp[0]}^{len(shp)}" if len(set(shp)) == 1 else "x".join(map(str, shp))
+    if mesh is None and cfg.mesh == "auto":
+        mesh, _ = choose_mesh(cfg, res)
     try:
         mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh)
         grid = res.cls.grid_for(shp, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
@@ -109,6 +115,29 @@ def build(cfg: RunConfig, res: Resolved, mesh=None):
     return grid, eq, integ, controller
 
 
+def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
+    """``--mesh auto``: the mesh on which the grid's own transforms (forward and inverse of one field, in the
+    order the grid keeps its spectra) run fastest, timed by :func:`xfft.autotune` on every mesh the devices allow
+    and the grid fits (cached per machine kind, device count, grid and dtype). Returns the mesh and what to record.
+
+    Raises:
+      ConfigError: no mesh can hold the grid.
+    """
+    def grid_transform(mesh, candidate):
+        grid = res.cls.grid_for(res.shape, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
+                                backend=cfg.backend, params=res.eq_params)  # ValueError: this mesh cannot hold it
+        with jax.set_mesh(mesh):
+            x = jax.jit(lambda: jax.numpy.zeros(grid.shape, grid.dtype), out_shardings=grid.real_sharding())()
+            return jax.jit(lambda f: grid.backward(grid.forward(f))), (x,)
+
+    try:
+        tuning = xfft.autotune(res.shape, cfg.dtype, step=grid_transform, name=f"solvers:{res.equation}",
+                               orders=("natural",), backends=(cfg.backend,))
+    except ValueError as e:
+        raise ConfigError(f"--mesh auto: {e}") from None
+    return tuning.mesh, tuning.summary()
+
+
 def _check_initial_condition(eq, res: Resolved) -> None:
     try:
         got = jax.eval_shape(lambda: eq.initial_state(res.ic, **res.ic_params))
@@ -132,9 +161,13 @@ def simulate(cfg: RunConfig, mesh=None, outputs: list[Output] | None = None) -> 
       ConfigError: bad input (before any compute). BlowUpError: NaN/inf, naming step and time.
     """
     res = validate(cfg)
+    choice = None
+    if mesh is None and cfg.mesh == "auto":
+        mesh, choice = choose_mesh(cfg, res)
     grid, eq, integ, controller = build(cfg, res, mesh)
     with jax.set_mesh(grid.mesh):  # jitted functions without array arguments need the mesh
         run = _setup(cfg, res, grid, eq, integ, controller, list(outputs or []))
+        run.mesh_choice = choice
         try:
             state, clock = _start(run)
             state, clock = _loop(run, state, clock)
@@ -153,6 +186,7 @@ class _Clock:
     checkpoint: int | None  # the last written
     start_step: int
     final: dict | None = None
+    dt_band: float = 0.0  # the dt a CFL band rule holds (0: choose at the next step)
 
 
 @dataclass
@@ -168,13 +202,18 @@ class _Run:
     ckpt: io.Checkpoints
     record: Callable[[Any, int, float, float], dict]
     outputs: list
-    f_step: Callable
-    f_coef: Callable
+    stepper: Stepper
     f_energy: Callable
     started: float = dataclasses.field(default_factory=time.perf_counter)
+    mesh_choice: dict | None = None  # --mesh auto: the choice and the timings
 
-    def save(self, state, step: int, t: float, dt: float) -> None:
-        self.ckpt.save(step, state, {"step": step, "t": t, "dt": dt, "config": self.res.physics(self.cfg)})
+    def save(self, state, clock: _Clock) -> None:
+        """A checkpoint of ``state`` in natural spectral order (as every version wrote them)."""
+        if self.grid.order != "natural":
+            state = jax.jit(lambda s: jax.tree.map(self.grid.to_natural, s))(state)
+        self.ckpt.save(clock.step, state, {"step": clock.step, "t": clock.t, "dt": clock.dt, "dt_band": clock.dt_band,
+                                           "config": self.res.physics(self.cfg)})
+        clock.checkpoint = clock.step
 
 
 def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: list) -> _Run:
@@ -202,8 +241,8 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
 
     def record(state, step: int, t: float, dt: float) -> dict:
-        d = {k: float(v) for k, v in f_diag(state, t, dt).items()}
-        spec = np.asarray(f_spec(state)) if has_spec else None
+        d, spec = jax.device_get((f_diag(state, t, dt), f_spec(state) if has_spec else None))  # one transfer
+        d = {k: float(v) for k, v in d.items()}
         if lead:
             diag_log.write({"step": step, "t": t, "dt": dt, **d})
             if spec is not None:
@@ -212,8 +251,9 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
 
     record.logs = (diag_log, spec_log)
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
+    control = control_for(integ, controller, integ.stable_dt(), getattr(eq, "energy_bound", None) is not None)
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
-                outputs, jax.jit(integ.step, donate_argnums=0), jax.jit(integ.coefficients), jax.jit(eq.energy))
+                outputs, Stepper(integ, control), jax.jit(eq.energy))
 
 
 def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:
@@ -238,8 +278,11 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
     latest = run.ckpt.latest_step() if cfg.resume else None
     if latest is not None:
         _check_resume(run.res.physics(cfg), run.ckpt.read_meta(latest), run.res, ckdir)
-        state, meta = run.ckpt.restore(latest, run.eq.abstract_state())
-        clock = _Clock(int(meta["step"]), float(meta["t"]), float(meta["dt"]), latest, int(meta["step"]))
+        state, meta = run.ckpt.restore(latest, run.grid.natural_like(run.eq.abstract_state()))
+        if run.grid.order != "natural":  # checkpoints hold natural order (also those of earlier versions)
+            state = jax.jit(lambda s: jax.tree.map(run.grid.from_natural, s), donate_argnums=0)(state)
+        clock = _Clock(int(meta["step"]), float(meta["t"]), float(meta["dt"]), latest, int(meta["step"]),
+                       dt_band=float(meta.get("dt_band", 0.0)))
         if run.lead:
             for log in run.record.logs:
                 log.truncate_after(clock.step)
@@ -261,49 +304,135 @@ def _next_stop(run: _Run, t: float, t_end: float) -> float:
     return min(stops, default=t_end)
 
 
+def _steps_to_event(run: _Run, step: int) -> int:
+    """Steps from ``step`` to the next step that the host must see: a diagnostics row, a checkpoint, an output's
+    step (outputs without ``next_step`` see every step), ``max_steps``."""
+    cfg = run.cfg
+    events = [(step // cfg.diag_every + 1) * cfg.diag_every]
+    if cfg.checkpoint_every:
+        events.append((step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
+    if cfg.max_steps is not None:
+        events.append(cfg.max_steps)
+    for o in run.outputs:
+        nxt = getattr(o, "next_step", None)
+        s = step + 1 if nxt is None else nxt(step)
+        if s is not None:
+            events.append(s)
+    return max(1, min(events) - step)
+
+
 def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
-    """Step to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and on every output's stop time."""
-    cfg, ckdir = run.cfg, run.ckpt.directory
-    stable = run.integ.stable_dt()
+    """Step to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and on every output's stop time.
+
+    The steps between two events the host must see run as one compiled segment (:mod:`solvers._stepper`); the
+    host keeps the clock in float64 and takes the landing steps itself.
+    """
+    cfg = run.cfg
     t_end = float(cfg.t_end)
-    coeffs, coef_dt = None, None
     bound = _energy_bound(run, state)
     bar = _progress(cfg, clock.t, t_end, run.lead)
+    stepper, fixed = run.stepper, run.stepper.control.dt
     try:
         while t_end - clock.t > 0 and (cfg.max_steps is None or clock.step < cfg.max_steps):
-            dt = run.controller(run.eq, state, stable)
-            if not math.isfinite(dt):
-                raise BlowUpError(clock.step + 1, clock.t, clock.checkpoint, ckdir)
             target = _next_stop(run, clock.t, t_end)
-            land = target - clock.t <= dt * (1 + 1e-6)  # land exactly (no sliver of a step after it)
-            if land:
-                dt = target - clock.t
-            last = land and target == t_end
-            if dt != coef_dt:
-                coeffs, coef_dt = run.f_coef(dt), dt
-            state = run.f_step(state, clock.t, dt, coeffs)  # the old state is donated (updated in place)
-            energy = float(run.f_energy(state))
-            if not math.isfinite(energy):
-                raise BlowUpError(clock.step + 1, clock.t + dt, clock.checkpoint, ckdir)
-            if bound is not None and energy > bound:
-                raise BlowUpError(clock.step + 1, clock.t + dt, clock.checkpoint, ckdir,
-                                  f"the energy {energy:.6g} passed the physical bound {bound:.6g} of "
-                                  f"{run.res.cls.label()} (see its energy_bound)")
-            clock.step, clock.t, clock.dt = clock.step + 1, (target if land else clock.t + dt), dt
+            budget = _steps_to_event(run, clock.step)
+            t0 = clock.t
+            landed, energy = False, None
+            if fixed is not None:
+                k = stepper.fixed_steps_before(clock.t, target, min(budget, MAX_SEGMENT))
+                if k:
+                    seg = stepper.run_segment(state, clock.t, 0.0, k, math.inf, _inf(bound))
+                    state, energy = seg.state, seg.energy
+                    _advance_clock(clock, [fixed] * seg.steps)  # the host's dt, not the device's rounding of it
+                    _check(run, seg, clock, bound)
+                else:
+                    state, energy = _land(run, state, clock, target, bound)
+                    landed = True
+            else:
+                state, energy, landed = _cfl_steps(run, state, clock, budget, target, bound)
+            last = landed and target == t_end
             if clock.step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
-                clock.final = run.record(state, clock.step, clock.t, dt)
+                clock.final = run.record(state, clock.step, clock.t, clock.dt)
             if cfg.checkpoint_every and clock.step % cfg.checkpoint_every == 0:
-                run.save(state, clock.step, clock.t, dt)
-                clock.checkpoint = clock.step
+                run.save(state, clock)
             for o in run.outputs:
                 o.after_step(state, clock.step, clock.t, last)
             if bar is not None:
-                bar.update(dt)
-                bar.set_postfix_str(f"step {clock.step}, E={energy:.6g}, dt={dt:.3g}", refresh=False)
+                bar.update(clock.t - t0)
+                bar.set_postfix_str(f"step {clock.step}, E={energy:.6g}, dt={clock.dt:.3g}", refresh=False)
     finally:
         if bar is not None:
             bar.close()
     return state, clock
+
+
+def _inf(bound: float | None) -> float:
+    return math.inf if bound is None else bound
+
+
+def _advance_clock(clock: _Clock, dts: list[float]) -> None:
+    for dt in dts:  # float64 on the host, step by step, as the host loop summed them
+        clock.step, clock.t, clock.dt = clock.step + 1, clock.t + dt, dt
+
+
+def _land(run: _Run, state, clock: _Clock, target: float, bound: float | None):
+    """The step that lands exactly on ``target``."""
+    dt = target - clock.t
+    state, energy = run.stepper.land_step(state, clock.t, dt)
+    clock.step, clock.t, clock.dt = clock.step + 1, target, dt
+    _check_energy(run, energy, clock, bound)
+    return state, energy
+
+
+def _cfl_steps(run: _Run, state, clock: _Clock, budget: int, target: float, bound: float | None):
+    """Up to ``budget`` CFL steps, stopping after one that lands on ``target``; returns (state, energy, landed)."""
+    stepper, energy, start = run.stepper, None, clock.step
+    remaining = target - clock.t
+    while clock.step - start < budget:
+        seg = stepper.run_segment(state, clock.t, clock.dt_band, budget - (clock.step - start), remaining,
+                                  _inf(bound))
+        state, energy = seg.state, seg.energy
+        _advance_clock(clock, seg.dts)
+        if seg.status in (NONFINITE, BOUND, AT_REST):
+            _check(run, seg, clock, bound)
+        if seg.status == NEW_DT:
+            clock.dt_band = seg.dt_next
+        elif seg.status == NEAR_STOP:
+            if target - clock.t <= seg.dt_next * (1 + 1e-6):  # the host loop's landing rule, in float64
+                state, energy = _land(run, state, clock, target, bound)
+                return state, energy, True
+            # not yet: one ordinary step (the same program, no stop in sight), then look again
+            seg = stepper.run_segment(state, clock.t, clock.dt_band, 1, math.inf, _inf(bound))
+            state, energy = seg.state, seg.energy
+            _advance_clock(clock, seg.dts)
+            _check(run, seg, clock, bound)
+            if seg.status == NEW_DT:
+                clock.dt_band = seg.dt_next
+        remaining = target - clock.t
+    _check(run, seg, clock, bound)
+    return state, energy, False
+
+
+def _check(run: _Run, seg: Segment, clock: _Clock, bound: float | None) -> None:
+    """Raise :class:`BlowUpError` for a segment that stopped on a non-finite state or an energy over the bound."""
+    ckdir = run.ckpt.directory
+    if seg.status == AT_REST:
+        raise ValueError("CFL step: the flow is at rest and no dt_max is set; pass a fixed dt or dt_max")
+    if seg.status == NONFINITE or not math.isfinite(seg.energy):
+        if math.isfinite(seg.energy):  # the state is finite, its rate is not: the next step has no dt
+            raise BlowUpError(clock.step + 1, clock.t, clock.checkpoint, ckdir)
+        raise BlowUpError(clock.step, clock.t, clock.checkpoint, ckdir)
+    _check_energy(run, seg.energy, clock, bound)
+
+
+def _check_energy(run: _Run, energy: float, clock: _Clock, bound: float | None) -> None:
+    ckdir = run.ckpt.directory
+    if not math.isfinite(energy):
+        raise BlowUpError(clock.step, clock.t, clock.checkpoint, ckdir)
+    if bound is not None and energy > bound:
+        raise BlowUpError(clock.step, clock.t, clock.checkpoint, ckdir,
+                          f"the energy {energy:.6g} passed the physical bound {bound:.6g} of "
+                          f"{run.res.cls.label()} (see its energy_bound)")
 
 
 def _energy_bound(run: _Run, state) -> float | None:
@@ -315,7 +444,7 @@ def _energy_bound(run: _Run, state) -> float | None:
 def _finish(run: _Run, state, clock: _Clock) -> dict:
     """The last checkpoint, the plots and ``run.json``; returns the summary."""
     if clock.checkpoint != clock.step:
-        run.save(state, clock.step, clock.t, clock.dt)
+        run.save(state, clock)
     grid, cfg, res = run.grid, run.cfg, run.res
     summary = {"steps": clock.step, "t": clock.t, "steps_this_run": clock.step - clock.start_step,
                "wall_s": time.perf_counter() - run.started, "devices": jax.device_count(),
@@ -324,6 +453,8 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
                "final": clock.final, "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
                                                 "integrator": res.integrator, "out": str(res.out)},
                "physics": res.physics(cfg)}
+    if run.mesh_choice is not None:
+        summary["mesh_autotune"] = run.mesh_choice
     if cfg.plots:
         field = run.eq.plot_field(state)  # every process takes part (a collective), process 0 draws
         field = (field[0], np.asarray(field[1]), *field[2:]) if field is not None else None  # (label, plane[, axes])

@@ -255,6 +255,10 @@ class SnapshotWriter:
                 return s
         return None
 
+    def next_step(self, step: int) -> int | None:
+        """The next step after ``step`` written by step count (the loop syncs there; times are stop times)."""
+        return (step // self.every + 1) * self.every if self.every else None
+
     def due(self, step: int, t: float, last: bool) -> bool:
         """Whether the state after ``step`` (at time ``t``) is a snapshot."""
         if self.every and (step % self.every == 0 or last):

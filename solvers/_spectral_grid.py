@@ -12,7 +12,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 import xfft
 
-from ._grid import Grid, safe_inverse
+from ._grid import Grid, rmul, safe_inverse, times_i
 from .bases import Fourier, RealFourier
 
 
@@ -49,6 +49,10 @@ class SpectralGrid(Grid):
       dealias: ``"2/3"`` (truncation rule), ``"3/2"`` (products on a zero-padded grid) or ``"none"``.
       backend: xfft backend name passed to every transform (None: ``xfft.default_backend()``).
       complex_fields: complex fields (a wavefunction): full spectra (``fft`` on every axis) instead of half ones.
+      order: ``"natural"`` (default: index ``[i, j, k]`` of a spectrum is mode ``(i, j, k)``) or ``"transposed"``
+        (the axis order the distributed transforms leave, one local transpose fewer per transform: what the main
+        job uses). Wavenumbers, masks and every operator follow the order; :meth:`to_natural` gives the natural
+        view (``spectral_shape`` is permuted, ``natural_spectral_shape`` is not).
 
     Shardings: real fields ``real_sharding(batch)`` (slab ``P('x', None, None)``, pencil ``P('x', 'y', None)``
     after ``batch`` leading ``None``), spectra ``spectral_sharding(batch)`` (slab ``P(None, 'x', None)``).
@@ -61,13 +65,15 @@ class SpectralGrid(Grid):
 
     def __init__(self, shape: int | Sequence[int], mesh: Mesh | None = None, *, ndim: int = 3,
                  box_length: float | Sequence[float] = 2 * np.pi, dtype=jnp.float32,
-                 dealias: str = "2/3", backend: str | None = None, complex_fields: bool = False):
+                 dealias: str = "2/3", backend: str | None = None, complex_fields: bool = False,
+                 order: str = "natural"):
         shape = _as_shape(shape, ndim)
         lengths = _as_lengths(box_length, len(shape))
         bases = [Fourier(n, L) for n, L in zip(shape, lengths)]
         if not complex_fields:
             bases[-1] = RealFourier(shape[-1], lengths[-1])
-        super().__init__(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, complex_fields=complex_fields)
+        super().__init__(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, complex_fields=complex_fields,
+                         order=order)
         self.padded_shape = tuple(3 * n // 2 for n in self.shape) if dealias == "3/2" else self.shape
 
     # The wavenumber arrays are rebuilt (from host data, by xfft.wavenumbers) wherever they are used instead of
@@ -77,7 +83,7 @@ class SpectralGrid(Grid):
     def k_full(self) -> tuple[jax.Array, ...]:
         """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included."""
         return xfft.wavenumbers(self._real, self.shape, real=not self.complex_fields, box_length=self.box_length,
-                                dtype=self.dtype)
+                                dtype=self.dtype, order=self.order)
 
     def _modes(self) -> list[tuple[jax.Array, jax.Array, int]]:
         """(k, |integer mode number|, n) per axis."""
@@ -124,24 +130,24 @@ class SpectralGrid(Grid):
 
     def grad(self, f_hat: jax.Array) -> jax.Array:
         """Gradient of a scalar spectrum: new leading axis of length ``ndim``."""
-        return jnp.stack([1j * k * f_hat for k in self.k])
+        return jnp.stack([times_i(rmul(k, f_hat)) for k in self.k])
 
     def div(self, v_hat: jax.Array) -> jax.Array:
         """Divergence of a vector spectrum (leading axis of length ``ndim``)."""
-        return sum(1j * k * v_hat[i] for i, k in enumerate(self.k))
+        return times_i(sum(rmul(k, v_hat[i]) for i, k in enumerate(self.k)))
 
     def curl(self, v_hat: jax.Array) -> jax.Array:
         """Curl of a 3D vector spectrum ``(3, ...)``; in 2D the scalar vorticity of ``(2, ...)``."""
         if self.ndim == 2:
             kx, ky = self.k
-            return 1j * (kx * v_hat[1] - ky * v_hat[0])
+            return times_i(rmul(kx, v_hat[1]) - rmul(ky, v_hat[0]))
         kx, ky, kz = self.k
-        return jnp.stack([1j * (ky * v_hat[2] - kz * v_hat[1]),
-                          1j * (kz * v_hat[0] - kx * v_hat[2]),
-                          1j * (kx * v_hat[1] - ky * v_hat[0])])
+        return jnp.stack([times_i(rmul(ky, v_hat[2]) - rmul(kz, v_hat[1])),
+                          times_i(rmul(kz, v_hat[0]) - rmul(kx, v_hat[2])),
+                          times_i(rmul(kx, v_hat[1]) - rmul(ky, v_hat[0]))])
 
     def laplacian(self, f_hat: jax.Array) -> jax.Array:
-        return -self.k2() * f_hat
+        return rmul(-self.k2(), f_hat)
 
     def inv_k2(self) -> jax.Array:
         """``1 / |k|^2`` with 0 at ``k = 0`` (spectral sharding): the safe inverse Laplacian's multiplier."""
@@ -149,26 +155,26 @@ class SpectralGrid(Grid):
 
     def inv_laplacian(self, f_hat: jax.Array) -> jax.Array:
         """Solution of lap(phi) = f with zero mean (the k = 0 coefficient is set to 0)."""
-        return -self.inv_k2() * f_hat
+        return rmul(-self.inv_k2(), f_hat)
 
     def project(self, v_hat: jax.Array) -> jax.Array:
         """Leray projection onto divergence-free fields: v - k (k.v) / |k|^2."""
         ks = self.k
         k2 = sum(k * k for k in ks)
-        kdotv = sum(k * v_hat[i] for i, k in enumerate(ks)) * safe_inverse(k2)
-        return jnp.stack([v_hat[i] - k * kdotv for i, k in enumerate(ks)])
+        kdotv = rmul(safe_inverse(k2), sum(rmul(k, v_hat[i]) for i, k in enumerate(ks)))
+        return jnp.stack([v_hat[i] - rmul(k, kdotv) for i, k in enumerate(ks)])
 
     def project_lean(self, v_hat: jax.Array) -> jax.Array:
         """:meth:`project` with real factors kept real: ``1/|k|^2`` scales real and imaginary parts separately,
         so the only grid-sized constant XLA may hoist out of a time-step loop is one real array (not complex)."""
         ks = self.k
-        kdotv = sum(k * v_hat[i] for i, k in enumerate(ks))
+        kdotv = sum(rmul(k, v_hat[i]) for i, k in enumerate(ks))
         k2 = 0 * kdotv.real  # |k|^2 built on the data: XLA computes it in the fusion, never as a hoisted table
         for k in ks:
             k2 = k2 + k * k
         inv = safe_inverse(k2)
         s = jax.lax.complex(kdotv.real * inv, kdotv.imag * inv)
-        return jnp.stack([v_hat[i] - k * s for i, k in enumerate(ks)])
+        return jnp.stack([v_hat[i] - rmul(k, s) for i, k in enumerate(ks)])
 
     # ----- reductions --------------------------------------------------------------------------------
     def mean_square(self, f_hat: jax.Array, multiplier: jax.Array | None = None) -> jax.Array:

@@ -34,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     visc.add_argument("--nu", default=None, help="kinematic viscosity (the parameter nu)")
     r.add_argument("--t-end", type=float, default=1.0, help="final time")
     r.add_argument("--out", default=None, help="output directory (default runs/EQUATION-IC)")
-    r.add_argument("--mesh", default="slab", help="decomposition: slab or pencil")
+    r.add_argument("--mesh", default="slab", help="decomposition: slab, pencil, or auto (the faster measured by "
+                   "xfft.autotune, cached per machine kind and grid; the choice and timings go into run.json)")
     r.add_argument("--dtype", default="float32", help="float32 or float64 (64-bit mode is turned on)")
     r.add_argument("--integrator", default=None, help="time integrator (see `list`; default: the equation's own)")
     step = r.add_mutually_exclusive_group()
@@ -171,7 +172,7 @@ def _list() -> str:
         lines.append(f"  {name:<20} order {cls.order}: {cls.description}")
     lines.append("time step: --dt DT (fixed) or --cfl C (adaptive, default 0.5)")
     lines.append(f"dealiasing (--dealias): {', '.join(DEALIAS)}")
-    lines.append("meshes (--mesh): slab, pencil")
+    lines.append("meshes (--mesh): slab, pencil, auto (measured)")
     return "\n".join(lines)
 
 

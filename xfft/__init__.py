@@ -4,11 +4,14 @@ Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :f
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
 :func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
 with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`;
-:mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded arrays (``import xfft.fft as fft``). Multi-process runs:
+:func:`autotune` (the measured choice of mesh); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
+arrays (``import xfft.fft as fft``). Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
 
 from . import fft as fft  # noqa: E402  (after the names it uses)
+from ._autotune import Tuning as Tuning
+from ._autotune import autotune as autotune
 from ._fft import ixfft3d as ixfft3d
 from ._fft import ixfftn as ixfftn
 from ._fft import ixrfft3d as ixrfft3d
@@ -41,6 +44,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendFallbackWarning",
+    "Tuning",
+    "autotune",
     "PrecisionWarning",
     "fft",
     "available_backends",

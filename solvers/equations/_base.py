@@ -160,13 +160,14 @@ class Equation(abc.ABC):
     @classmethod
     def grid_for(cls, shape: tuple[int, ...], mesh, *, box_length: tuple[float, ...], dtype, dealias: str,
                  backend: str | None, params: dict[str, Any]) -> Grid:
-        """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box).
+        """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box, its spectra in the
+        transposed order, the faster one; checkpoints and outputs stay in natural order).
 
         Raises:
           ValueError: a shape the bases cannot use or the mesh cannot hold (the message names ``shape``).
         """
         return SpectralGrid(shape, mesh, ndim=len(shape), box_length=box_length, dtype=dtype, dealias=dealias,
-                            backend=backend)
+                            backend=backend, order="transposed")
 
     @classmethod
     def label(cls) -> str:
@@ -250,6 +251,17 @@ class Equation(abc.ABC):
     def max_rate(self, state: State) -> jax.Array | None:
         """Largest advective rate ``max(sum_i |u_i| / dx_i)`` for the CFL condition; None if not applicable."""
         return None
+
+    def nonlinear_with_rate(self, state: State, t: jax.Array) -> tuple[State, jax.Array]:
+        """``nonlinear(state, t)`` and ``max_rate(state)`` together, for the driver's CFL control. Equations whose
+        nonlinear term already holds the physical velocity on the grid points override it (and
+        :meth:`fuses_rate`) so that the rate costs no transform; the default computes the two separately."""
+        return self.nonlinear(state, t), self.max_rate(state)
+
+    def fuses_rate(self) -> bool:
+        """True where :meth:`nonlinear_with_rate` takes the rate from the nonlinear term's own physical fields
+        (then a Runge-Kutta stage loop evaluates it at every stage and keeps the first)."""
+        return False
 
     def diagnostics(self, state: State, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions); default: ``energy``."""

@@ -136,33 +136,48 @@ class WallVelocity:
         return jnp.stack([hv * (1 - m) + (H[1] + mean_force) * m, hg * (1 - m) + H[2] * m])
 
     # ----- implicit solves -------------------------------------------------------------------------------
+    def factor(self, h: jax.Array, nu: jax.Array | float, flux: float | None = None) -> dict:
+        """Everything :meth:`solve_factored` needs for one ``h``, computed once per step size (the IMEX
+        coefficients): per horizontal wavenumber the clamped influence-matrix factor of ``phi`` (whose Helmholtz
+        factor of ``D^2 - (kappa^2 + 1/hs)`` also serves ``g``), on each device's block; the mean profile's factor
+        and, with ``flux``, its response to a uniform pressure gradient (replicated)."""
+        hs = jnp.asarray(h * nu / self.scale)  # h nu d^2/dx^2 = hs d^2/dy^2
+        n = self.grid.shape[0]
+
+        def local(hs):
+            k2 = self.kappa2(local=True) * self.scale
+            return _tau.clamped_factor(n, k2[0], hs)  # tau tables take the trailing shape (axis 0 dropped)
+
+        mean = _tau.helmholtz_factor(n, 1 / hs)
+        out = {"hs": hs, "clamped": self.grid.local_map(local, scalars=(hs,)), "mean": mean}
+        if flux is not None:
+            e0 = jnp.zeros((n,) + (1,) * (self.dim - 1), hs.dtype).at[0].set(1)
+            out["unit"] = _tau.helmholtz_solve(mean, -e0 / hs)
+        return out
+
     def solve(self, rhs: jax.Array, h: jax.Array, nu: jax.Array | float, flux: float | None = None) -> jax.Array:
         """``y`` with ``(I - h nu lap) y = rhs`` per field and wavenumber, boundary conditions included:
         ``phi`` such that ``v = v' = 0``, ``g = 0`` and ``U = 0`` at the walls. ``flux``: if given, a uniform
         pressure gradient along axis 1 is added to the mean so that the mean of ``U_1`` over the wall-normal axis
-        is ``flux`` (constant flow rate)."""
-        hs = h * nu / self.scale  # h nu d^2/dx^2 = hs d^2/dy^2
+        is ``flux`` (constant flow rate). :meth:`factor` then :meth:`solve_factored`."""
+        return self.solve_factored(rhs, self.factor(h, nu, flux), flux)
 
-        def local(r, hs):
+    def solve_factored(self, rhs: jax.Array, factor: dict, flux: float | None = None) -> jax.Array:
+        """:meth:`solve` with the factors of :meth:`factor` (four O(ny) sweeps for ``phi``, two for ``g``)."""
+        def local(r, clamped, hs, mean, unit):
             k2 = self.kappa2(local=True) * self.scale
-            phi, _ = _tau.clamped_solve(r[0], k2[0], hs)  # tau tables take the trailing shape (axis 0 dropped)
-            mean = self._mean_solve(r[0][:, :1][:, :, :1] if self.dim == 3 else r[0][:, :1], hs, flux)
-            out = [jnp.where(k2 > 0, phi, mean)]
+            phi, _ = _tau.clamped_solve_factored(clamped, r[0])
+            m = r[0][:, :1][:, :, :1] if self.dim == 3 else r[0][:, :1]
+            u = _tau.helmholtz_solve(mean, -m / hs)
+            if flux is not None:
+                u = u + (flux - 0.5 * _tau.integrate(u)) / (0.5 * _tau.integrate(unit)) * unit
+            out = [jnp.where(k2 > 0, phi, u)]
             if self.dim == 3:
-                out.append(_tau.helmholtz(-r[1] / hs, k2[0] + 1 / hs))
+                out.append(_tau.helmholtz_solve(clamped.phi_factor, -r[1] / hs))
             return jnp.stack(out)
 
-        return self.grid.local_map(local, rhs, scalars=(hs,))
-
-    def _mean_solve(self, r: jax.Array, hs: jax.Array, flux: float | None) -> jax.Array:
-        """The mean profile's solve (Dirichlet); with ``flux``, plus the multiple of the response to a uniform
-        forcing (a pressure gradient) that makes its wall-normal mean ``flux``."""
-        u = _tau.helmholtz(-r / hs, 1 / hs)
-        if flux is None:
-            return u
-        e0 = jnp.zeros_like(r).at[0].set(1)
-        unit = _tau.helmholtz(-e0 / hs, 1 / hs)
-        return u + (flux - 0.5 * _tau.integrate(u)) / (0.5 * _tau.integrate(unit)) * unit
+        unit = factor.get("unit", jnp.zeros(()))
+        return self.grid.local_map(local, rhs, factor["clamped"], scalars=(factor["hs"], factor["mean"], unit))
 
     # ----- physical-space helpers ------------------------------------------------------------------------
     def max_rate(self, u_phys: jax.Array) -> jax.Array:

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import diagnostics as diag
+from .._grid import rmul, times_i
 from ._base import Equation
 
 
@@ -32,7 +33,7 @@ class VelocityEquation(Equation):
         uw = self.grid.to_physical(jnp.concatenate([u_hat, self.grid.curl(u_hat)]))
         return uw[:3], cross(uw[:3], uw[3:])
 
-    def lamb_hat(self, u_hat: jax.Array) -> jax.Array:
+    def lamb_hat(self, u_hat: jax.Array, rate: bool = False) -> jax.Array | tuple[jax.Array, jax.Array]:
         """Dealiased spectrum of the Lamb vector ``u x omega``, with few full fields alive at once.
 
         Nine scalar transforms (6 inverse, 3 forward) in an order that frees each physical field as soon as its
@@ -43,24 +44,32 @@ class VelocityEquation(Equation):
 
         Args:
           u_hat: velocity spectrum ``(3,) + grid.spectral_shape``, ``grid.spectral_sharding(1)``.
+          rate: also return :func:`~solvers.diagnostics.max_rate` of ``u_hat`` from the same physical velocity
+            (only where products are formed on the grid points, i.e. not with 3/2 padding).
 
         Returns:
-          ``(3,) + grid.spectral_shape``, same sharding.
+          ``(3,) + grid.spectral_shape``, same sharding (and the rate, replicated, if ``rate``).
         """
         g = self.grid
         kx, ky, kz = g.k
         phys = g.to_physical
         ux, uy = phys(u_hat[0]), phys(u_hat[1])
-        wz = phys(1j * (kx * u_hat[1] - ky * u_hat[0]))
+        hx, hy, hz = g.spacing
+        partial = jnp.abs(ux) / hx + jnp.abs(uy) / hy if rate else None
+        wz = phys(times_i(rmul(kx, u_hat[1]) - rmul(ky, u_hat[0])))
         lx, ly = uy * wz, -(ux * wz)
-        wy = phys(1j * (kz * u_hat[0] - kx * u_hat[2]))
+        wy = phys(times_i(rmul(kz, u_hat[0]) - rmul(kx, u_hat[2])))
         lz = ux * wy  # ux is dead from here
         uz = phys(u_hat[2])
         lx_hat = g.from_physical(lx - uz * wy)  # wy and lx are dead from here
-        wx = phys(1j * (ky * u_hat[2] - kz * u_hat[1]))
+        wx = phys(times_i(rmul(ky, u_hat[2]) - rmul(kz, u_hat[1])))
         ly_hat = g.from_physical(ly + uz * wx)
         lz_hat = g.from_physical(lz - uy * wx)
-        return jnp.stack([lx_hat, ly_hat, lz_hat])
+        out = jnp.stack([lx_hat, ly_hat, lz_hat])
+        return (out, jnp.max(partial + jnp.abs(uz) / hz)) if rate else out
+
+    def fuses_rate(self) -> bool:
+        return self.grid.dealias_rule != "3/2"
 
     def max_rate(self, u_hat: jax.Array) -> jax.Array:
         return diag.max_rate(self.grid, u_hat)

@@ -191,11 +191,15 @@ class Channel(Equation):
         raise TypeError("channel has no diagonal linear operator (its implicit part couples Chebyshev "
                         "coefficients): use an IMEX integrator")
 
-    def implicit_factor(self, h: jax.Array) -> jax.Array:
-        return jnp.asarray(h)
+    def implicit_factor(self, h: jax.Array) -> dict:
+        """The tau solves' factors for ``h`` (:meth:`~._kmm.WallVelocity.factor`), once per step size."""
+        return self.kmm.factor(h, self.nu, self._flux())
 
-    def implicit_solve(self, rhs: jax.Array, h: jax.Array) -> jax.Array:
-        return self.kmm.solve(rhs, h, self.nu, LAMINAR_BULK if self.drive == "flow-rate" else None)
+    def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
+        return self.kmm.solve_factored(rhs, factor, self._flux())
+
+    def _flux(self) -> float | None:
+        return LAMINAR_BULK if self.drive == "flow-rate" else None
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         g, kmm = self.grid, self.kmm

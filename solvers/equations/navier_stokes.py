@@ -60,11 +60,21 @@ class NavierStokes(VelocityEquation):
 
 
     def nonlinear(self, u_hat: jax.Array, t: jax.Array) -> jax.Array:
+        return self._nonlinear(u_hat, False)
+
+    def nonlinear_with_rate(self, u_hat: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+        if not self.fuses_rate():
+            return super().nonlinear_with_rate(u_hat, t)
+        return self._nonlinear(u_hat, True)
+
+    def _nonlinear(self, u_hat: jax.Array, rate: bool):
         g = self.grid
-        out = g.project_lean(self.lamb_hat(u_hat))
+        lamb = self.lamb_hat(u_hat, rate)
+        lamb, r = lamb if rate else (lamb, None)
+        out = g.project_lean(lamb)
         if self.forcing_epsilon > 0:
             out = out + self.forcing_rate(u_hat) * u_hat
-        return out
+        return (out, r) if rate else out
 
     def forcing_rate(self, u_hat: jax.Array) -> jax.Array:
         """Lundgren's coefficient ``A = epsilon / (2 E)`` (0 without forcing or for a fluid at rest)."""

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
+from .._grid import rmul, times_i
 from .._params import InitialCondition, Param
 from .._spectral_grid import SpectralGrid
 from ._base import Equation
@@ -107,7 +108,7 @@ class NavierStokes2D(Equation):
         g = self.grid
         kx, ky = g.k
         psi = -g.inv_laplacian(w_hat)
-        return jnp.stack([1j * ky * psi, -1j * kx * psi])
+        return jnp.stack([times_i(rmul(ky, psi)), -times_i(rmul(kx, psi))])
 
     def forcing_hat(self) -> jax.Array:
         """Spectrum of ``f_omega = -F k_f cos(k_f y)``: ``-F k_f / 2`` on the mode ``(0, kf)`` of the half spectrum."""
@@ -120,12 +121,24 @@ class NavierStokes2D(Equation):
         return (-self.nu * self.grid.k2() - self.drag).astype(self.grid.dtype)
 
     def nonlinear(self, w_hat: jax.Array, t: jax.Array) -> jax.Array:
+        return self.nonlinear_with_rate(w_hat, t, rate=False)
+
+    def nonlinear_with_rate(self, w_hat: jax.Array, t: jax.Array, rate: bool = True):
+        """The nonlinear term and (``rate``) the CFL rate of the physical velocity it already holds."""
+        if rate and not self.fuses_rate():
+            return super().nonlinear_with_rate(w_hat, t)
         g = self.grid
         f = g.to_physical(jnp.concatenate([self.velocity(w_hat), g.grad(w_hat)]))
         out = -g.from_physical(f[0] * f[2] + f[1] * f[3])
         if self.forcing != 0:
             out = out + self.forcing_hat()
-        return out
+        if not rate:
+            return out
+        hx, hy = g.spacing
+        return out, jnp.max(jnp.abs(f[0]) / hx + jnp.abs(f[1]) / hy)
+
+    def fuses_rate(self) -> bool:
+        return self.grid.dealias_rule != "3/2"
 
     # ----- diagnostics -------------------------------------------------------------------------------
     def energy(self, w_hat: jax.Array) -> jax.Array:

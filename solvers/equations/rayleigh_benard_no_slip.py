@@ -74,17 +74,24 @@ class NoSlip(RayleighBenard):
         raise TypeError("rayleigh-benard with walls=no-slip has no diagonal linear operator (its implicit part "
                         "couples Chebyshev coefficients): use an IMEX integrator")
 
-    def implicit_factor(self, h: jax.Array) -> jax.Array:
-        return jnp.asarray(h)
+    def implicit_factor(self, h: jax.Array) -> dict:
+        """The velocity's tau factors (viscosity ``Pr``) and the temperature's Helmholtz factor (diffusivity 1)
+        for ``h``, once per step size."""
+        hs = jnp.asarray(h / self.kmm.scale)
+        n = self.grid.shape[0]
 
-    def implicit_solve(self, rhs: jax.Array, h: jax.Array) -> jax.Array:
-        vel = self.kmm.solve(rhs[: self.nv], h, self.Pr)
-        hs = h / self.kmm.scale
-
-        def theta(r, hs):
+        def theta(hs):
             k2 = self.kmm.kappa2(local=True) * self.kmm.scale
-            return _tau.helmholtz(-r[0] / hs, k2[0] + 1 / hs)[None]
-        return jnp.concatenate([vel, self.grid.local_map(theta, rhs[self.nv:], scalars=(hs,))])
+            return _tau.helmholtz_factor(n, k2[0] + 1 / hs)
+        return {"velocity": self.kmm.factor(h, self.Pr), "theta": self.grid.local_map(theta, scalars=(hs,)), "hs": hs}
+
+    def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
+        vel = self.kmm.solve_factored(rhs[: self.nv], factor["velocity"])
+
+        def theta(r, f, hs):
+            return _tau.helmholtz_solve(f, -r[0] / hs)[None]
+        return jnp.concatenate([vel, self.grid.local_map(theta, rhs[self.nv:], factor["theta"],
+                                                         scalars=(factor["hs"],))])
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         g, kmm, d = self.grid, self.kmm, self.dim

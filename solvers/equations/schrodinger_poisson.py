@@ -36,7 +36,8 @@ class Schrodinger(Equation):
         the same points); ``params``: the declared :attr:`parameters`; ``ic_params``: this instance's defaults for
         the initial conditions' parameters (``initial_state(ic, **overrides)`` takes the rest)."""
         if not grid.complex_fields:
-            grid = _complex_grid(grid.shape, grid.mesh, grid.box_length, grid.dtype, grid.dealias_rule, grid.backend)
+            grid = _complex_grid(grid.shape, grid.mesh, grid.box_length, grid.dtype, grid.dealias_rule, grid.backend,
+                                 grid.order)
         super().__init__(grid, **params)
         ic_decl = {p.name: p for ic in self.initial_conditions.values() for p in as_initial_condition(ic).params}
         given = dict(ic_params or {})
@@ -53,13 +54,13 @@ class Schrodinger(Equation):
     @classmethod
     def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> SpectralGrid:
         """The box with complex fields: full spectra (``fft`` on every axis)."""
-        return _complex_grid(shape, mesh, box_length, dtype, dealias, backend)
+        return _complex_grid(shape, mesh, box_length, dtype, dealias, backend, "transposed")
 
     def real_grid(self) -> SpectralGrid:
         """The same box for real fields (densities, potentials: half spectra)."""
         g = self.grid
         return SpectralGrid(g.shape, g.mesh, ndim=g.ndim, box_length=g.box_length, dtype=g.dtype,
-                            dealias=g.dealias_rule, backend=g.backend)
+                            dealias=g.dealias_rule, backend=g.backend, order=g.order)
 
     def _ic_defaults(self) -> dict[str, float]:
         return self.ic_params
@@ -92,7 +93,7 @@ class Schrodinger(Equation):
     # ----- Equation interface -------------------------------------------------------------------
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid
-        return jax.ShapeDtypeStruct(g.shape, g.cdtype, sharding=self.spectral_sharding)
+        return jax.ShapeDtypeStruct(g.spectral_shape, g.cdtype, sharding=self.spectral_sharding)
 
     def linear(self) -> jax.Array:
         return (-0.5j * self.k2()).astype(self.grid.cdtype)
@@ -142,9 +143,9 @@ class Schrodinger(Equation):
         return {"density": psi.real ** 2 + psi.imag ** 2, "phase": jnp.angle(psi)}
 
 
-def _complex_grid(shape, mesh, box_length, dtype, dealias, backend) -> SpectralGrid:
+def _complex_grid(shape, mesh, box_length, dtype, dealias, backend, order="natural") -> SpectralGrid:
     return SpectralGrid(shape, mesh, ndim=len(shape), box_length=box_length, dtype=dtype, dealias=dealias,
-                        backend=backend, complex_fields=True)
+                        backend=backend, complex_fields=True, order=order)
 
 
 def jeans(eq: SchrodingerPoisson, rho0: float = 1.0, eps: float = 1e-6, mode: float = 1.0) -> jax.Array:

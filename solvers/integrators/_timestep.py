@@ -29,8 +29,12 @@ class FixedStep:
 class CFLStep:
     """``dt = cfl / max(sum_i |u_i| / dx_i)``, capped by ``dt_max`` and the integrator's linear stability limit.
 
-    The rate is a sharded max-reduction evaluated every step (one batched inverse transform), so the dt
-    sequence depends only on the state: a resumed run takes exactly the same steps.
+    The rate is a sharded max-reduction of the state at the start of every step, so the dt sequence depends only
+    on the state: a resumed run takes exactly the same steps. The main job evaluates this rule on the devices
+    inside its compiled loop (:mod:`solvers._stepper`), with the rate taken from the physical velocity the step's
+    first evaluation already holds; schemes whose coefficients depend on dt (``etdrk4``, ``ifrk4``, ``imex``)
+    keep their dt while ``dt * rate`` stays within ``[0.8, 1.2] * cfl`` and take ``cfl / rate`` when it leaves
+    that band, so their coefficients are rebuilt only then. Calling the object applies the plain rule on the host.
     """
 
     cfl: float

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from .._tree import State, apply_linear
+from .._tree import State
 from ._base import Integrator
+from ._base import apply_linear_lean as apply_linear  # a real L scales parts: no complex multiply
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class IMEX(Integrator):
     description = "IMEX Runge-Kutta ARS(4,4,3): nonlinear explicit, linear implicit, 3rd order"
     order = 3
     linear_forms = ("diagonal", "implicit")
+    dt_coefficients = True
 
     def __init__(self, equation, tableau: Tableau = ARS443):
         super().__init__(equation)
@@ -60,7 +62,12 @@ class IMEX(Integrator):
         diag = sorted({a[i] for i, a in enumerate(self.tableau.a_im) if a[i] != 0})
         return {g: self.equation.implicit_factor(g * dt) for g in diag}
 
-    def step(self, state: State, t: jax.Array, dt: jax.Array, inv) -> State:
+    def first_evaluation(self, state: State, t: jax.Array, rate: bool):
+        if self.tableau.a_im[0][0] != 0:  # an implicit first stage: its nonlinear term needs dt
+            return None, None
+        return super().first_evaluation(state, t, rate)
+
+    def finish(self, state: State, first: State | None, t: jax.Array, dt: jax.Array, inv) -> State:
         eq, tab = self.equation, self.tableau
         diagonal = eq.linear_form == "diagonal"
         lin = eq.linear() if diagonal else None
@@ -89,7 +96,7 @@ class IMEX(Integrator):
                     raise TypeError(f"{tab}: an explicit stage's L y is needed, which an implicit linear form "
                                     "cannot give")
             if any(tab.a_ex[r][i] for r in range(i + 1, s)) or tab.b_ex[i]:
-                nl[i] = eq.nonlinear(y, t + tab.c[i] * dt)
+                nl[i] = first if i == 0 and first is not None else eq.nonlinear(y, t + tab.c[i] * dt)
             else:
                 nl[i] = jax.tree.map(jnp.zeros_like, y)
         return acc([(b, n) for b, n in zip(tab.b_ex, nl)] + [(b, x) for b, x in zip(tab.b_im, li)])

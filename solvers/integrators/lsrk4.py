@@ -64,3 +64,32 @@ class LSRK4(Integrator):
         u, _ = jax.lax.fori_loop(0, len(A), stage, (state, du0))
         return u
 
+    def finish(self, state: State, first: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
+        """The stages after the first (``first`` = ``L u + N(u, t)``; ``A_1 = 0``)."""
+        du = jax.tree.map(lambda f: (dt * f).astype(f.dtype), first)
+        u = jax.tree.map(lambda x, d: (x + B[0] * d).astype(x.dtype), state, du)
+        lin = self.equation.linear()
+        table = self.stage_table(state, A, B, C)
+
+        def stage(i, regs):
+            u, du = regs
+            f = self.stage_rhs(lin, u, t + table[2, i] * dt)
+            du = jax.tree.map(lambda d, y: (table[0, i] * d + dt * y).astype(d.dtype), du, f)
+            return jax.tree.map(lambda x, d: (x + table[1, i] * d).astype(x.dtype), u, du), du
+
+        return jax.lax.fori_loop(1, len(A), stage, (u, du))[0]
+
+    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
+        """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
+        table = self.stage_table(state, A, B, C)
+
+        def update(i, regs, f, dt, go):
+            u, du = regs
+            du = jax.tree.map(lambda d, y: (table[0, i] * d + dt * y).astype(d.dtype), du, f)
+            u = jax.tree.map(lambda x, d: jnp.where(go, (x + table[1, i] * d).astype(x.dtype), x), u, du)
+            return u, du
+
+        du0 = jax.tree.map(jnp.zeros_like, state)
+        (u, _), dt, go, aux = self.stage_loop(state, t, choose, rate, table[2], update, (state, du0))
+        return u, dt, go, aux
+

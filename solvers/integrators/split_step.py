@@ -25,6 +25,7 @@ class SplitStep(Integrator):
     name = "split-step"
     description = "Strang kick-drift-kick split-step Fourier (Schroedinger-type equations), unitary"
     order = 2
+    dt_coefficients = True
     #: only for Schroedinger-type equations (``potential``, ``to_real``, ``from_real``); generic tests skip it
     requires_potential = True
     #: True: imaginary time ``t = -i tau`` (``exp(-H dtau)``) with the norm restored every step
@@ -40,7 +41,10 @@ class SplitStep(Integrator):
         v = self.equation.potential(psi, t)
         return psi * (jnp.exp(-v * h) if self.imaginary else jnp.exp(-1j * v * h))
 
-    def step(self, state: State, t: jax.Array, dt: jax.Array, c) -> State:
+    def first_evaluation(self, state: State, t: jax.Array, rate: bool):
+        return None, None  # the first kick needs dt
+
+    def finish(self, state: State, first, t: jax.Array, dt: jax.Array, c) -> State:
         eq = self.equation
         psi = self._kick(eq.to_real(state), t, dt / 2)
         psi_hat = eq.from_real(psi) * c["drift"]

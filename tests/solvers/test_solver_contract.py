@@ -54,7 +54,7 @@ BAD = [  # (argv, text the one-line message must contain)
     (NS + ["--t-end", "0"], "--t-end must be positive"),
     (NS + ["--dealias", "1/2"], "--dealias: unknown dealiasing rule '1/2'"),
     (NS + ["--dtype", "float16"], "--dtype must be float32 or float64"),
-    (NS + ["--mesh", "cube"], "--mesh must be slab or pencil"),
+    (NS + ["--mesh", "cube"], "--mesh must be slab, pencil or auto"),
     (NS + ["--backend", "nope"], "--backend: unknown or unavailable xfft backend 'nope'"),
     (NS + ["--keep", "0"], "--keep must be >= 1"),
     (NS + ["--max-steps", "-1"], "--max-steps must be >= 0"),

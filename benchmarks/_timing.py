@@ -1,0 +1,33 @@
+"""Shared by the benchmark scripts: 8 CPU devices and float64 before JAX starts, round-robin medians.
+
+Import it before ``jax`` (``benchmarks/`` is the running script's directory, so ``import _timing`` works).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+sys.path.insert(0, str(HERE.parent))  # the checkout's packages, also before `pip install -e .` ran
+
+
+def round_robin(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median seconds of each zero-argument callable (which must block until its result is ready): one warm-up
+    call each, then ``repeats`` rounds in which the cases take turns, so a change of load hits all of them."""
+    for fn in cases.values():
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(repeats):
+        for k, fn in cases.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}

@@ -1,0 +1,185 @@
+"""Benchmark: the solver step against a single-device JAX peer (exponax), and the main job against its bare step.
+
+1. ``--peer``: one device, float64, ETDRK4, the same initial condition and dt: ``solvers`` (navier-stokes-2d at
+   ``--n2d``, navier-stokes at ``--n3d``) against exponax (``NavierStokesVorticity``/``NavierStokesVelocity``,
+   ``order=4``; its steps take and return physical fields, so each holds one more forward and inverse transform).
+   Both run ``--steps`` steps inside one compiled ``lax.fori_loop``; the cases take turns (round-robin) and the
+   medians are reported, with the largest difference of the two answers after the steps.
+2. ``--driver``: 8 CPU devices, float32, CFL control: the main job's time loop (``solvers._run._loop`` after its
+   first segments compiled, diagnostics every 10 steps, as ``python -m solvers run`` runs it) per step against the
+   bare compiled step (``Integrator.advance``: a fixed-dt ``fori_loop``) at 32^3 (navier-stokes, lsrk4) and 256^2
+   (navier-stokes-2d, rk4), alternating.
+
+exponax is installed only for this benchmark (``pip install exponax``; it is no dependency of xfft). Writes
+``benchmarks/results/solver_step.json`` and ``.png``.
+
+Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+from pathlib import Path
+
+import jax  # noqa: E402
+from _timing import HERE, round_robin  # sets 8 CPU devices: before jax (benchmarks/ is the script's directory)
+
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import xfft  # noqa: E402
+from solvers import ETDRK4, INTEGRATORS, NavierStokes, RunConfig, SpectralGrid  # noqa: E402
+from solvers.equations.navier_stokes_2d import NavierStokes2D  # noqa: E402
+
+
+def peer(n2d: int, n3d: int, steps: int, repeats: int) -> dict:
+    """ETDRK4 on one device: xfft solvers vs exponax, 2D vorticity and 3D velocity."""
+    import exponax as ex
+
+    one = xfft.make_mesh((1,), devices=jax.devices()[:1])
+    return {f"{dim}d": _peer_case(ex, one, dim, n, steps, repeats) for dim, n in ((2, n2d), (3, n3d))}
+
+
+def _peer_case(ex, one, dim: int, n: int, steps: int, repeats: int) -> dict:
+    """One dimension of :func:`peer`."""
+    nu, dt, L = 1e-3, 1e-3 if dim == 2 else 2e-3, 2 * np.pi
+    grid = SpectralGrid(n, one, ndim=dim, dtype=jnp.float64)
+    eq = NavierStokes2D(grid, nu=nu) if dim == 2 else NavierStokes(grid, nu=nu)
+    integ = ETDRK4(eq)
+    x = np.arange(n) * L / n
+    if dim == 2:
+        X, Y = np.meshgrid(x, x, indexing="ij")
+        w = 2 * np.sin(X) * np.sin(Y) + 0.3 * np.cos(3 * X + 1) * np.sin(2 * Y)
+        phys = jnp.asarray(w[None])
+        # exponax's vorticity is u_y - v_x (its stream function solves lap psi = omega): our -omega
+        state = jax.jit(lambda f: grid.dealias(grid.rfft(-f[0])))(phys)
+        stepper = ex.stepper.NavierStokesVorticity(2, L, n, dt, diffusivity=nu, order=4)
+    else:
+        X, Y, Z = np.meshgrid(x, x, x, indexing="ij")
+        u = np.stack([np.sin(X) * np.cos(Y) * np.cos(Z), -np.cos(X) * np.sin(Y) * np.cos(Z), 0 * X])
+        u[2] += 0.2 * np.sin(2 * X + 1)  # divergence-free: depends on x only
+        phys = jnp.asarray(u)
+        state = jax.jit(lambda f: grid.dealias(grid.project(grid.rfft(f))))(phys)
+        stepper = ex.stepper.NavierStokesVelocity(3, L, n, dt, diffusivity=nu, order=4)
+    coeffs = jax.jit(integ.coefficients)(dt)
+
+    @jax.jit
+    def ours(s):
+        return jax.lax.fori_loop(0, steps, lambda i, s: integ.step(s, i * dt, dt, coeffs), s)
+
+    @jax.jit
+    def theirs(f):
+        return jax.lax.fori_loop(0, steps, lambda i, f: stepper(f), f)
+
+    a = np.asarray(jax.jit(lambda s: grid.irfft(s))(ours(state)))
+    b = np.asarray(theirs(phys))
+    a = a if dim == 3 else -a[None]
+    diff = float(np.abs(a - b).max()) / float(np.abs(b).max())
+    t = round_robin({"xfft": lambda: jax.block_until_ready(ours(state)),
+                     "exponax": lambda: jax.block_until_ready(theirs(phys))}, repeats)
+    row = {"n": n, "steps": steps, "dt": dt, "nu": nu, "xfft_ms_per_step": 1e3 * t["xfft"] / steps,
+                      "exponax_ms_per_step": 1e3 * t["exponax"] / steps,
+                      "ratio_xfft_over_exponax": t["xfft"] / t["exponax"], "max_rel_difference": diff}
+    print(json.dumps({f"{dim}d": row}), flush=True)
+    return row
+
+
+def driver(repeats: int, steps: int) -> dict:
+    """Main job per step (CFL, diagnostics every 10) vs the bare fixed-dt compiled step, alternating."""
+    cases = (("3d", "navier-stokes", 32, "lsrk4"), ("2d", "navier-stokes-2d", 256, "rk4"))
+    return {c[0]: _driver_case(*c, repeats, steps) for c in cases}
+
+
+def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, steps: int) -> dict:
+    """One grid of :func:`driver`."""
+    from solvers import _run
+
+    mesh = xfft.make_mesh("slab")
+    cfg = RunConfig(equation=eqname, n=n, t_end=1e9, dtype="float32", integrator=integ_name, max_steps=steps,
+                    out=f"/tmp/xfft-bench-driver-{name}", overwrite=True, progress=False, plots=False,
+                    params={"nu": 1e-3} if eqname == "navier-stokes-2d" else {})
+    res = _run.validate(cfg)
+    grid, eq, integ, controller = _run.build(cfg, res, mesh)
+    with jax.set_mesh(grid.mesh):
+        run = _run._setup(cfg, res, grid, eq, integ, controller, [])
+        state, clock = _run._start(run)
+        state, clock = _run._loop(run, state, clock)  # compiles the segments
+        bare = INTEGRATORS[integ_name](eq)
+        dt = clock.dt
+        box = {"state": state, "clock": clock, "bare": jax.block_until_ready(bare.advance(state, 0.0, dt, 1))}
+
+        def main_job():
+            cfg.max_steps = box["clock"].step + steps
+            box["state"], box["clock"] = _run._loop(run, box["state"], box["clock"])
+
+        def bare_step():
+            box["bare"] = bare.advance(box["bare"], 0.0, dt, steps)
+
+        t = round_robin({"main": main_job, "bare": bare_step}, repeats)
+        run.ckpt.close()
+    row = {"equation": eqname, "n": n, "integrator": integ_name, "steps": steps,
+                 "main_job_ms_per_step": 1e3 * t["main"] / steps, "bare_ms_per_step": 1e3 * t["bare"] / steps,
+                 "main_over_bare": t["main"] / t["bare"]}
+    print(json.dumps({name: row}), flush=True)
+    return row
+
+
+def plot(result: dict, path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 3.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, 2, i) for i in (1, 2)]
+    panels = (("peer", "xfft_ms_per_step", "xfft solvers", "exponax_ms_per_step", "exponax",
+               "ms per ETDRK4 step (median)", "one device, float64"),
+              ("driver", "main_job_ms_per_step", "main job", "bare_ms_per_step", "bare step",
+               "ms per step (median)", "8 CPU devices, float32, CFL"))
+    for ax, (part, k1, l1, k2, l2, ylabel, title) in zip(axes, panels):
+        if part not in result:
+            continue
+        rows = result[part]
+        xs = np.arange(len(rows))
+        ax.bar(xs - 0.2, [v[k1] for v in rows.values()], 0.4, label=l1)
+        ax.bar(xs + 0.2, [v[k2] for v in rows.values()], 0.4, label=l2)
+        ax.set_xticks(xs, [f"{k} ({v['n']})" for k, v in rows.items()])
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--peer", action="store_true")
+    p.add_argument("--driver", action="store_true")
+    p.add_argument("--n2d", type=int, default=256)
+    p.add_argument("--n3d", type=int, default=48)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--out", type=Path, default=HERE / "results")
+    a = p.parse_args()
+    if not (a.peer or a.driver):
+        a.peer = a.driver = True
+    a.out.mkdir(parents=True, exist_ok=True)
+    load0 = os.getloadavg()[0]
+    result = {}
+    if a.peer:
+        result["peer"] = peer(a.n2d, a.n3d, a.steps, a.repeats)
+    if a.driver:
+        result["driver"] = driver(a.repeats, 40)
+    result["meta"] = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
+                      "machine": platform.machine(), "cpu_count": os.cpu_count(), "jax": jax.__version__,
+                      "load_average_1min_start_end": [load0, os.getloadavg()[0]]}
+    (a.out / "solver_step.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(result, a.out / "solver_step.png")
+    print(f"wrote {a.out / 'solver_step.json'}")
+
+
+if __name__ == "__main__":
+    main()

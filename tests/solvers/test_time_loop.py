@@ -1,0 +1,123 @@
+"""The driver's compiled time loop (issue 18): the same steps as the host loop it replaced, the CFL band rule of
+schemes with dt-dependent coefficients, no host callbacks in the step program, ``--mesh auto``."""
+
+import json
+import math
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import xfft
+from solvers import LSRK4, RK4, NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers._run import build, validate
+from solvers._stepper import BAND, Stepper, control_for
+from solvers.io import read_csv
+
+T_END, CFL, DT_MAX = 0.3, 0.5, 0.1
+
+
+def _cfg(out, **kw):
+    base = dict(ic="random-isotropic", n=16, t_end=T_END, dtype="float64", cfl=CFL, dt_max=DT_MAX,
+                params={"nu": 0.01, "k0": 3.0, "energy": 2.0}, diag_every=1, out=str(out), progress=False,
+                plots=False)
+    return RunConfig(**{**base, **kw})
+
+
+def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
+    """LSRK4 under CFL control: every dt and t of the compiled loop equal the host loop's (one jitted max_rate
+    and one jitted step per step, dt = min(cfl / rate, dt_max), landing exactly on t_end)."""
+    simulate(_cfg(tmp_path, integrator="lsrk4"), mesh=meshes["slab"])
+    rows = read_csv(tmp_path / "diagnostics.csv")[1:]
+    eq = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01)
+    integ = LSRK4(eq)
+    state = eq.initial_state("random-isotropic", seed=0, k0=3.0, energy=2.0)
+    rate, step = jax.jit(eq.max_rate), jax.jit(integ.step)
+    t, ref = 0.0, []
+    with jax.set_mesh(eq.grid.mesh):
+        while T_END - t > 0:
+            dt = min(CFL / float(rate(state)), DT_MAX)
+            if T_END - t <= dt * (1 + 1e-6):
+                dt = T_END - t
+            state = step(state, t, dt, ())
+            t += dt
+            ref.append((t, dt, float(eq.energy(state))))
+    assert len(rows) == len(ref) > 5
+    for r, (t, dt, e) in zip(rows, ref):
+        assert float(r["dt"]) == pytest.approx(dt, rel=1e-12) and float(r["t"]) == pytest.approx(t, rel=1e-12)
+        assert float(r["energy"]) == pytest.approx(e, rel=1e-12)
+    assert float(rows[-1]["t"]) == T_END
+
+
+def test_band_rule_keeps_dt_while_the_cfl_number_stays_in_the_band(tmp_path, meshes):
+    """ETDRK4 (coefficients depend on dt): dt changes only where the CFL number ``dt * rate`` left
+    ``BAND * cfl``, and is then ``cfl / rate`` (the diagnostics' ``cfl`` column is the next step's check)."""
+    simulate(_cfg(tmp_path, integrator="etdrk4", t_end=0.6), mesh=meshes["slab"])
+    rows = read_csv(tmp_path / "diagnostics.csv")[1:]
+    dts = [float(r["dt"]) for r in rows]
+    assert len(set(dts)) < len(dts) / 2  # the coefficients were rebuilt far less often than every step
+    lo, hi = BAND[0] * CFL, BAND[1] * CFL
+    for r, nxt in zip(rows[:-2], rows[1:-1]):  # (the last step lands on t_end)
+        cfl = float(r["cfl"])
+        if float(nxt["dt"]) == float(r["dt"]):
+            assert lo <= cfl <= hi or float(r["dt"]) == DT_MAX
+        else:
+            assert not lo <= cfl <= hi
+            assert float(nxt["dt"]) * cfl / float(r["dt"]) == pytest.approx(CFL, rel=1e-12)
+
+
+def test_step_program_has_no_host_callbacks(meshes):
+    """The compiled segment (steps, dt choice, blow-up checks) never calls back into Python."""
+    cfg = _cfg("/tmp/unused", integrator="lsrk4")
+    res = validate(cfg)
+    grid, eq, integ, controller = build(cfg, res, meshes["slab"])
+    stepper = Stepper(integ, control_for(integ, controller, integ.stable_dt(), False))
+    with jax.set_mesh(grid.mesh):
+        lowered = jax.jit(stepper.segment).lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf)
+        texts = (lowered.as_text(), lowered.compile().as_text())
+    assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
+    for text in texts:  # no Python callback custom call, no host transfer instruction
+        assert not re.search(r'custom_call(_target="|\s*@)[^"(\s]*callback', text, flags=re.IGNORECASE)
+        assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
+
+
+def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch):
+    """``--mesh auto`` with timings injected through the cache file: the faster of slab and pencil is used, and
+    run.json records the choice and the timings."""
+    cache = tmp_path / "autotune.json"
+    monkeypatch.setenv("XFFT_AUTOTUNE_CACHE", str(cache))
+    key = xfft._autotune.cache_key((16, 16, 16), "float64", "solvers:navier-stokes")
+    timings = [{"mesh": [8], "order": "natural", "backend": "native", "seconds": 2.0},
+               {"mesh": [2, 4], "order": "natural", "backend": "native", "seconds": 0.5}]
+    for fast in ((2, 4), (8,)):
+        best = next(t for t in timings if tuple(t["mesh"]) == fast)
+        cache.write_text(json.dumps({key: {"choice": {k: best[k] for k in ("mesh", "order", "backend")},
+                                           "timings": timings}}))
+        out = tmp_path / f"run{len(fast)}"
+        s = simulate(_cfg(out, integrator="rk4", max_steps=2, mesh="auto", ic="taylor-green",
+                          params={"nu": 0.01}))
+        assert tuple(s["mesh"].values()) == fast
+        recorded = json.loads((out / "run.json").read_text())["mesh_autotune"]
+        assert recorded["choice"]["mesh"] == list(fast) and recorded["cached"] and recorded["timings"] == timings
+        timings[0]["seconds"], timings[1]["seconds"] = 0.5, 2.0
+
+
+@pytest.mark.parametrize("kind", ["slab", "pencil"])
+def test_transposed_order_natural_views_equal_the_natural_grid(meshes, kind):
+    """The main job's grids keep spectra in the transposed order; converted to natural order the state, and the
+    diagnostics, equal those of a natural-order grid (RK4, 3 steps, float64)."""
+    out = {}
+    for order in ("natural", "transposed"):
+        g = SpectralGrid(16, meshes[kind], dtype=jnp.float64, order=order)
+        eq = NavierStokes(g, nu=0.01)
+        u = RK4(eq).advance(eq.initial_state("random-isotropic", seed=1, k0=3.0, energy=1.0), 0.0, 0.01, 3)
+        with jax.set_mesh(g.mesh):
+            out[order] = (np.asarray(jax.jit(g.to_natural)(u)), np.asarray(jax.jit(eq.spectrum)(u)), u.shape, g)
+    nat, tr = out["natural"], out["transposed"]
+    g = tr[3]
+    assert g.perm == xfft.spectral_axes(g.real_sharding(), g.shape, real=True, order="transposed") != (0, 1, 2)
+    assert tr[2] == (3,) + tuple(nat[2][1 + p] for p in g.perm) and g.natural_spectral_shape == nat[2][1:]
+    np.testing.assert_allclose(tr[0], nat[0], rtol=0, atol=1e-14 * np.abs(nat[0]).max())
+    np.testing.assert_allclose(tr[1], nat[1], rtol=1e-13, atol=1e-30)
