@@ -28,6 +28,7 @@ from . import io
 from ._config import ConfigError, Resolved, RunConfig, check_output_dir, legacy_physics, resolve
 from ._grid import Grid
 from ._params import as_initial_condition
+from ._resolution import ResolutionMonitor
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
 __all__ = ["BlowUpError", "ConfigError", "Output", "RunConfig", "build", "simulate", "validate"]
@@ -200,9 +201,11 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     shells = spec_shape.shape[0] if has_spec else 0  # no spectra.csv where the equation has no spectrum
     spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(shells)])
     f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
+    monitor = ResolutionMonitor(warn=lead)
 
     def record(state, step: int, t: float, dt: float) -> dict:
         d = {k: float(v) for k, v in f_diag(state, t, dt).items()}
+        monitor.observe(d, step, t)  # warns once when the run leaves its resolution
         spec = np.asarray(f_spec(state)) if has_spec else None
         if lead:
             diag_log.write({"step": step, "t": t, "dt": dt, **d})
@@ -211,6 +214,7 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
         return d
 
     record.logs = (diag_log, spec_log)
+    record.resolution = monitor
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
                 outputs, jax.jit(integ.step, donate_argnums=0), jax.jit(integ.coefficients), jax.jit(eq.energy))
@@ -323,7 +327,7 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
                "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
                "final": clock.final, "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
                                                 "integrator": res.integrator, "out": str(res.out)},
-               "physics": res.physics(cfg)}
+               "physics": res.physics(cfg), "resolution": run.record.resolution.summary()}
     if cfg.plots:
         field = run.eq.plot_field(state)  # every process takes part (a collective), process 0 draws
         field = (field[0], np.asarray(field[1]), *field[2:]) if field is not None else None  # (label, plane[, axes])

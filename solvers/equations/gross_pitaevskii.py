@@ -29,8 +29,9 @@ class GrossPitaevskii(Schrodinger):
 
     Diagnostics: ``mass`` (the norm, conserved to round-off by split-step), ``kinetic``, ``trap``,
     ``interaction`` (``g/2 int |psi|^4``), ``energy``, ``chemical_potential`` (``mu = (K + U + 2 I) / N``),
-    ``x_mean`` (centre of mass along x), ``max_density``. Ground states: imaginary-time split-step
-    (``--integrator split-step-imaginary``); for ``g = 0`` the energy per particle is ``sum omega_i / 2``.
+    ``x_mean`` (centre of mass along x), ``max_density``, ``resolution`` (of the norm). Ground states:
+    imaginary-time split-step (``--integrator split-step-imaginary``); for ``g = 0`` the energy per particle is
+    ``sum omega_i / 2``.
     """
 
     name = "gross-pitaevskii"
