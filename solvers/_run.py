@@ -340,7 +340,7 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
             spectra = io.read_csv(out / "spectra.csv") if (out / "spectra.csv").exists() else []
             summary["plots"] = [str(p) for p in io.write_plots(
                 out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=getattr(grid, "dk", 1.0), title=title,
-                field_file=run.eq.plot_file, slope=run.eq.spectrum_slope)]
+                field_file=run.eq.plot_file, slope=run.eq.spectrum_slope, energy_label=run.eq.energy_label)]
     if run.lead:
         io.write_json(run.out / "run.json", summary)
     return summary

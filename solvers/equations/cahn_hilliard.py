@@ -49,6 +49,7 @@ class PhaseField(Equation):
     """
 
     default_integrator = "etdrk4"  # the stiff eps^2 k^4 part is integrated exactly
+    energy_label = "free energy F"
     ndims = (2, 3)
     parameters = (
         Param("eps", 0.1, "interface parameter (gradient energy eps^2)", low=0, low_open=True),
@@ -144,4 +145,4 @@ class CahnHilliard(PhaseField):
     """
 
     name = "cahn-hilliard"
-    description = "Cahn-Hilliard phase separation, stabilized split (2D/3D; use --integrator etdrk4, --dt)"
+    description = "Cahn-Hilliard phase separation, stabilized split (2D/3D)"

@@ -35,7 +35,8 @@ class GrossPitaevskii(Schrodinger):
     """
 
     name = "gross-pitaevskii"
-    description = "Bose-Einstein condensate in a harmonic trap; --integrator split-step (or split-step-imaginary)"
+    description = ("Bose-Einstein condensate in a harmonic trap, split-step (ground states: --integrator "
+                   "split-step-imaginary)")
     parameters = (Param("g", 0.0, "interaction strength (> 0 repulsive, < 0 attractive)"),
                   Param("omega", 1.0, "trap frequency (Python API: one value per axis)", low=0))
     initial_conditions = {

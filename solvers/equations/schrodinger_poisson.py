@@ -31,6 +31,7 @@ class Schrodinger(Equation):
 
     default_integrator = "split-step"
     ndims = (3, 2)  # 3D unless --n gives two sizes
+    energy_label = "total energy E = kinetic + potential"
 
     def __init__(self, grid: SpectralGrid, ic_params: dict[str, float] | None = None, **params: float):
         """``grid``: the box (a real-field :class:`~solvers.SpectralGrid` is turned into the complex-field grid of
@@ -182,7 +183,7 @@ class SchrodingerPoisson(Schrodinger):
     """
 
     name = "schrodinger-poisson"
-    description = "self-gravitating scalar field (fuzzy dark matter); use --integrator split-step"
+    description = "self-gravitating scalar field (fuzzy dark matter), split-step"
     parameters = (Param("G", 1.0, "gravitational constant (code units)", low=0),)
     initial_conditions = {
         "jeans": InitialCondition(jeans, (_RHO0, Param("eps", 1e-3, "relative amplitude"),
