@@ -194,12 +194,14 @@ plt.legend()
 # ## The same from the command line
 #
 # ```bash
-# python -m solvers run schrodinger-poisson --ic gaussian-collapse --integrator split-step --dt 0.01 \
-#     --t-end 1 --n 64 --param G=1 --param eps=2
+# python -m solvers run schrodinger-poisson --ic gaussian-collapse --integrator split-step --dt 0.0025 \
+#     --t-end 0.5 --n 64 --param G=1 --param eps=2
 # python -m solvers run gross-pitaevskii --ic gaussian --integrator split-step-imaginary --dt 0.05 \
 #     --t-end 5 --n 32 --box-length 16 --param g=100
 # ```
-# Both write `diagnostics.csv` with `mass`, the energies and (Gross–Pitaevskii) `chemical_potential`.
+# Both write `diagnostics.csv` with `mass`, the energies, `resolution` and (Gross–Pitaevskii) `chemical_potential`.
+# The collapse stays resolved to `t = 0.5` (peak density 3 -> 39, energy kept to 1.6e-3); run on, its core falls
+# below the grid spacing and the run warns (`ResolutionWarning`, see the README's "Resolution monitor").
 
 # %% [markdown]
 # ## Checks

@@ -4,7 +4,8 @@ Public API: :class:`Grid` (a tensor product of :mod:`solvers.bases` on a mesh) a
 periodic box); equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
 ``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`LSRK4`, :class:`ETDRK4`, :class:`IFRK4`,
 :class:`IMEX`, ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate`
-(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots) with :class:`RunConfig`; :func:`rollout`
+(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots; :class:`ResolutionWarning` when a run
+leaves its resolution) with :class:`RunConfig`; :func:`rollout`
 (a pure, differentiable, checkpointed run of fixed steps: gradients through sharded simulations); :class:`Param`
 and :class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
 equation"). Command line: ``python -m solvers``.
@@ -18,6 +19,7 @@ from ._config import RunConfig as RunConfig
 from ._grid import Grid as Grid
 from ._params import InitialCondition as InitialCondition
 from ._params import Param as Param
+from ._resolution import ResolutionWarning as ResolutionWarning
 from ._rollout import Rollout as Rollout
 from ._rollout import rollout as rollout
 from ._run import BlowUpError as BlowUpError
@@ -66,6 +68,7 @@ __all__ = [
     "PoissonChebyshev",
     "PoissonWalls",
     "RayleighBenard",
+    "ResolutionWarning",
     "Rollout",
     "RunConfig",
     "SpectralGrid",

@@ -28,6 +28,7 @@ from . import io
 from ._config import ConfigError, Resolved, RunConfig, check_output_dir, legacy_physics, resolve
 from ._grid import Grid
 from ._params import as_initial_condition
+from ._resolution import ResolutionMonitor
 from ._stepper import AT_REST, BOUND, MAX_SEGMENT, NEAR_STOP, NEW_DT, NONFINITE, Segment, Stepper, control_for
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
@@ -239,10 +240,12 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     shells = spec_shape.shape[0] if has_spec else 0  # no spectra.csv where the equation has no spectrum
     spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(shells)])
     f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
+    monitor = ResolutionMonitor(warn=lead)
 
     def record(state, step: int, t: float, dt: float) -> dict:
         d, spec = jax.device_get((f_diag(state, t, dt), f_spec(state) if has_spec else None))  # one transfer
         d = {k: float(v) for k, v in d.items()}
+        monitor.observe(d, step, t)  # warns once when the run leaves its resolution
         if lead:
             diag_log.write({"step": step, "t": t, "dt": dt, **d})
             if spec is not None:
@@ -250,6 +253,7 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
         return d
 
     record.logs = (diag_log, spec_log)
+    record.resolution = monitor
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
     control = control_for(integ, controller, integ.stable_dt(), getattr(eq, "energy_bound", None) is not None)
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
@@ -452,7 +456,7 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
                "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
                "final": clock.final, "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
                                                 "integrator": res.integrator, "out": str(res.out)},
-               "physics": res.physics(cfg)}
+               "physics": res.physics(cfg), "resolution": run.record.resolution.summary()}
     if run.mesh_choice is not None:
         summary["mesh_autotune"] = run.mesh_choice
     if cfg.plots:
@@ -467,7 +471,7 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
             spectra = io.read_csv(out / "spectra.csv") if (out / "spectra.csv").exists() else []
             summary["plots"] = [str(p) for p in io.write_plots(
                 out, io.read_csv(out / "diagnostics.csv"), spectra, field, dk=getattr(grid, "dk", 1.0), title=title,
-                field_file=run.eq.plot_file, slope=run.eq.spectrum_slope)]
+                field_file=run.eq.plot_file, slope=run.eq.spectrum_slope, energy_label=run.eq.energy_label)]
     if run.lead:
         io.write_json(run.out / "run.json", summary)
     return summary

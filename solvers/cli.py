@@ -145,6 +145,28 @@ def _describe(p) -> str:
     return f"{p.name}={p.default!r} ({p.allowed()}{flag}){': ' + p.help if p.help else ''}"
 
 
+def _needs_dt(equation) -> bool:
+    """True if runs of ``equation`` (a registered name, ``"module:Class"`` or a class) must give a fixed ``--dt``.
+
+    The driver's own fact: a run without ``dt`` steps adaptively by the CFL rate ``max_rate`` and is refused when
+    ``max_rate`` returns None. This builds the equation with its defaults on a small one-device grid exactly as a
+    run does (:func:`~solvers._run.build`) and asks ``max_rate`` for the shape of its result (``jax.eval_shape``:
+    nothing is computed).
+    """
+    import jax
+
+    import xfft
+
+    from ._config import RunConfig, equation_class, resolve
+    from ._run import build
+
+    cls, _ = equation_class(equation)
+    cfg = RunConfig(equation=cls, n=16, dt=1.0)
+    grid, eq, _, _ = build(cfg, resolve(cfg), xfft.make_mesh((1,), devices=jax.devices()[:1]))
+    with jax.set_mesh(grid.mesh):
+        return jax.eval_shape(eq.max_rate, eq.abstract_state()) is None
+
+
 def _list() -> str:
     from ._grid import DEALIAS
     from ._params import as_initial_condition
@@ -153,9 +175,10 @@ def _list() -> str:
 
     lines = ["equations (python -m solvers run NAME, or MODULE:CLASS for your own):"]
     for name, cls in EQUATIONS.items():
+        step = "--dt DT (required: no CFL rate)" if _needs_dt(cls) else "--cfl C (adaptive, the default) or --dt DT"
         lines.append(f"  {name:<20} {cls.description}")
         lines.append(f"  {'':<20} grids: {'/'.join(map(str, cls.ndims))}D; default integrator: "
-                     f"{cls.default_integrator}")
+                     f"{cls.default_integrator}; time step: {step}")
         for p in cls.parameters:
             lines.append(f"  {'':<22}--param {_describe(p)}")
         for i, (ic, spec) in enumerate(cls.initial_conditions.items()):
@@ -170,7 +193,7 @@ def _list() -> str:
     lines.append("integrators (--integrator):")
     for name, cls in INTEGRATORS.items():
         lines.append(f"  {name:<20} order {cls.order}: {cls.description}")
-    lines.append("time step: --dt DT (fixed) or --cfl C (adaptive, default 0.5)")
+    lines.append("time step: --dt DT (fixed) or --cfl C (adaptive, default 0.5; equations with a CFL rate, max_rate)")
     lines.append(f"dealiasing (--dealias): {', '.join(DEALIAS)}")
     lines.append("meshes (--mesh): slab, pencil, auto (measured)")
     return "\n".join(lines)

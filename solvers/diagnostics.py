@@ -1,15 +1,25 @@
-"""Diagnostics of velocity fields, all sharded reductions (safe on many processes): results are replicated.
+"""Diagnostics of spectral fields, all sharded reductions (safe on many processes): results are replicated.
 
 Conventions: ``u_hat`` is a ``(3, ...)`` (or ``(2, ...)``) velocity spectrum of a :class:`~solvers.SpectralGrid`
 (Fourier coefficients, ``norm="forward"``); means are volume means, so ``E = <|u|^2> / 2``.
+
+Resolution monitor: :func:`resolution` is the fraction of a field's energy (or norm) in the outer third of the
+resolved wavenumbers; a run warns when it passes :data:`RESOLUTION_THRESHOLD` (see the README, "Resolution").
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._spectral_grid import SpectralGrid
+
+#: the outer band of :func:`resolution`: modes whose radius, in units of the largest kept wavenumber of each axis,
+#: exceeds this (the top third of the resolved wavenumbers, and whatever lies beyond them)
+RESOLUTION_BAND = 2 / 3
+#: a run warns once when :func:`resolution` passes this fraction (measured on the README's runs, see the README)
+RESOLUTION_THRESHOLD = 1e-3
 
 
 def kinetic_energy(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
@@ -48,6 +58,46 @@ def energy_spectrum(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
     ``sum_j E(k_j) = E``. Each device bins its block, one ``psum`` joins them; the result is replicated.
     """
     return grid.radial_sum(0.5 * jnp.sum(u_hat.real ** 2 + u_hat.imag ** 2, axis=0))
+
+
+def outer_band(grid: SpectralGrid, band: float = RESOLUTION_BAND, rule: str | None = None) -> jax.Array:
+    """1 on the modes of the outer band, 0 elsewhere: ``sum_i (m_i / M_i)^2 > band^2``, where ``m_i`` is a mode's
+    integer wavenumber along axis ``i`` and ``M_i`` the largest one the dealiasing ``rule`` keeps on that axis
+    (default the grid's rule; 2/3: the largest ``m < n/3``; ``3/2`` padding: ``n/2 - 1``; none: ``n/2``).
+
+    Each axis is measured against its own resolution, so on a grid with a coarse axis (``--n 256 64 64``) the
+    coarse axis's high modes count as outer; on a cube with equal spacing the band is the grid's shells
+    ``j > band * M``. Broadcastable against the spectrum (one 1D table per axis, no grid-sized constant).
+    """
+    rho2 = 0.0
+    for d, b in enumerate(grid.bases):
+        m = np.abs(b.modes())
+        top = max(float(m[b.keep(grid.dealias_rule if rule is None else rule)].max()), 1.0)
+        rho2 = rho2 + grid.along((m / top) ** 2, d)
+    return (rho2 > band ** 2).astype(grid.dtype)
+
+
+def resolution(grid: SpectralGrid, f_hat: jax.Array, multiplier: jax.Array | None = None,
+               rule: str | None = None) -> jax.Array:
+    """Fraction of ``sum_k m_k |f_k|^2`` (the energy or norm of ``f``; any leading axes summed) in the outer band
+    of :func:`outer_band`: 0 for a field whose spectrum ends well inside the resolved wavenumbers, and of order
+    1 for one that has piled up at the grid scale. A run warns when it passes :data:`RESOLUTION_THRESHOLD`.
+
+    Args:
+      grid: a :class:`~solvers.SpectralGrid` (real or complex fields).
+      f_hat: coefficients, spectral sharding (leading batch axes allowed).
+      multiplier: a real per-mode weight (e.g. ``grid.inv_k2()`` for the energy of a vorticity, or a mask that
+        leaves out the mean), None for 1.
+      rule: the dealiasing rule whose kept modes count as resolved (default the grid's; ``"none"`` for schemes
+        that never truncate, such as split-step, whose every mode up to Nyquist carries the solution).
+
+    Returns:
+      a replicated scalar in ``[0, 1]`` (0 for a zero field).
+    """
+    w = 1.0 if multiplier is None else multiplier
+    total = grid.mean_square(f_hat, w)
+    outer = grid.mean_square(f_hat, w * outer_band(grid, rule=rule))
+    return jnp.where(total > 0, outer / jnp.where(total > 0, total, 1), 0)
 
 
 def vorticity_slice(grid: SpectralGrid, u_hat: jax.Array, axis: int = -1, index: int | None = None) -> jax.Array:

@@ -121,14 +121,15 @@ def _figure(ncols: int = 1, width: float = 5.0):
     return fig, [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
 
 
-def plot_history(ax, rows: list[dict]) -> None:
+def plot_history(ax, rows: list[dict], energy_label: str = "energy E") -> None:
     """Energy vs time, with the dissipation (as ``2 nu Z`` and as ``-dE/dt``) where the rows have it; the title
-    names what is drawn."""
+    names what is drawn, ``energy_label`` what the ``energy`` column is (the equation's ``energy_label``:
+    ``"kinetic energy E"``, ``"free energy F"``, ...)."""
     t = np.array([float(r["t"]) for r in rows])
     e = np.array([float(r["energy"]) for r in rows])
-    ax.plot(t, e, "C0-", label="kinetic energy E")
+    ax.plot(t, e, "C0-", label=energy_label)
     ax.set_xlabel("t")
-    ax.set_ylabel("E", color="C0")
+    ax.set_ylabel(energy_label, color="C0")
     dissipation = "dissipation" in rows[0] and len(t) > 1
     if dissipation:
         ax2 = ax.twinx()
@@ -211,9 +212,9 @@ def plot_slice(ax, field: np.ndarray, label: str, axes: PlotAxes | None = None) 
 
 def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict], field: tuple | None,
                 dk: float = 1.0, title: str = "", field_file: str = "vorticity.png",
-                slope: float | None = None) -> list[Path]:
-    """Write ``energy.png``, ``spectrum.png`` (with a ``k^slope`` guide if given), the slice ``field_file`` and
-    ``summary.png`` (all three) into ``out``.
+                slope: float | None = None, energy_label: str = "energy E") -> list[Path]:
+    """Write ``energy.png`` (the ``energy`` column, labelled ``energy_label``), ``spectrum.png`` (with a
+    ``k^slope`` guide if given), the slice ``field_file`` and ``summary.png`` (all three) into ``out``.
 
     ``field`` is what :meth:`~solvers.Equation.plot_field` returns: ``(label, array)``, or ``(label, array,
     axes)`` with the slice's axis names and true coordinates (see :func:`plot_slice`); None: no slice. Empty
@@ -223,7 +224,7 @@ def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict]
     written = []
     panels = []
     if history:
-        panels.append(("energy.png", lambda ax: plot_history(ax, history)))
+        panels.append(("energy.png", lambda ax: plot_history(ax, history, energy_label)))
     if spectra:
         panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk, slope)))
     if field is not None and np.all(np.isfinite(field[1])):

@@ -34,7 +34,7 @@ class Equation(abc.ABC):
       arguments as :class:`Param` declarations), ``initial_conditions`` (name -> ``build(eq, **params)`` or
       :class:`InitialCondition` with declared parameters; the first is the default), ``ndims`` (grid
       dimensions it runs on, the first is the default), ``default_integrator``, ``spectrum_slope`` (power-law
-      guide of the spectrum plot, or None), ``plot_file``;
+      guide of the spectrum plot, or None), ``plot_file``, ``energy_label`` (what :meth:`energy` is);
     - ``__init__(grid, **params)`` calls ``super().__init__(grid, **params)``, which checks every value
       against its declaration and stores it as an attribute (``self.nu``);
     - :meth:`linear` and :meth:`nonlinear` (required); :meth:`max_rate`, :meth:`diagnostics`, :meth:`energy`,
@@ -68,6 +68,8 @@ class Equation(abc.ABC):
     spectrum_slope: ClassVar[float | None] = None
     #: file name of the slice that the driver plots (:meth:`plot_field`)
     plot_file: ClassVar[str] = "field.png"
+    #: what the ``energy`` diagnostic is, as the energy plot labels it
+    energy_label: ClassVar[str] = "energy E (mean square)"
     #: ``"diagonal"`` (:meth:`linear` is a diagonal ``L``) or ``"implicit"`` (:meth:`implicit_solve`)
     linear_form: ClassVar[str] = "diagonal"
 

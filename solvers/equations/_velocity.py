@@ -20,6 +20,7 @@ class VelocityEquation(Equation):
     linear part ``-nu k^2`` (subclasses set ``self.nu``); energy, spectrum and CFL rate of the velocity."""
 
     nu: float
+    energy_label = "kinetic energy E"
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid

@@ -15,7 +15,7 @@ class AllenCahn(PhaseField):
     """
 
     name = "allen-cahn"
-    description = "Allen-Cahn phase ordering, stabilized split (2D/3D; use --integrator etdrk4, --dt)"
+    description = "Allen-Cahn phase ordering, stabilized split (2D/3D)"
 
     def mobility(self) -> jax.Array:
         return self.grid.k2() * 0 + 1

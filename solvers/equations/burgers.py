@@ -73,13 +73,14 @@ class Burgers(VelocityEquation):
 
 
     def diagnostics(self, u_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
-        """Energy, ``<|grad u|^2> / 2``, dissipation ``nu <|grad u|^2>``, ``max |du_x/dx|``, ``min div u``, CFL."""
+        """Energy, ``<|grad u|^2> / 2``, dissipation ``nu <|grad u|^2>``, ``max |du_x/dx|``, ``min div u``, CFL and
+        ``resolution`` (:func:`~solvers.diagnostics.resolution` of the energy)."""
         g = self.grid
         gsq = 0.5 * g.mean_square(u_hat, g.k2())
         du = g.irfft(jnp.stack([1j * g.k[0] * u_hat[0], g.div(u_hat)]))
         return {"energy": diag.kinetic_energy(g, u_hat), "gradient_sq": gsq, "dissipation": 2 * self.nu * gsq,
                 "max_dudx": jnp.max(jnp.abs(du[0])), "min_div": jnp.min(du[1]),
-                "cfl": diag.cfl_number(g, u_hat, dt)}
+                "cfl": diag.cfl_number(g, u_hat, dt), "resolution": diag.resolution(g, u_hat)}
 
 
     def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:

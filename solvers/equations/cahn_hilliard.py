@@ -7,6 +7,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from .. import diagnostics as diag
 from .._params import InitialCondition, Param
 from .._spectral_grid import SpectralGrid
 from ._base import Equation
@@ -48,6 +49,7 @@ class PhaseField(Equation):
     """
 
     default_integrator = "etdrk4"  # the stiff eps^2 k^4 part is integrated exactly
+    energy_label = "free energy F"
     ndims = (2, 3)
     parameters = (
         Param("eps", 0.1, "interface parameter (gradient energy eps^2)", low=0, low_open=True),
@@ -110,10 +112,12 @@ class PhaseField(Equation):
         return kmax2 * jnp.max(jnp.abs(3 * c * c - 1 - self.stabilization))
 
     def diagnostics(self, c_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
-        """``energy`` (the free energy ``F``, non-increasing), ``mass`` ``<c>``, ``c_min``, ``c_max``."""
-        c = self.grid.irfft(c_hat)
+        """``energy`` (the free energy ``F``, non-increasing), ``mass`` ``<c>``, ``c_min``, ``c_max`` and
+        ``resolution`` (:func:`~solvers.diagnostics.resolution` of ``c - <c>``)."""
+        g = self.grid
+        c = g.irfft(c_hat)
         return {"energy": self.free_energy(c_hat), "mass": self.mass(c_hat), "c_min": jnp.min(c),
-                "c_max": jnp.max(c)}
+                "c_max": jnp.max(c), "resolution": diag.resolution(g, c_hat, (g.k2() > 0).astype(g.dtype))}
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid
@@ -141,4 +145,4 @@ class CahnHilliard(PhaseField):
     """
 
     name = "cahn-hilliard"
-    description = "Cahn-Hilliard phase separation, stabilized split (2D/3D; use --integrator etdrk4, --dt)"
+    description = "Cahn-Hilliard phase separation, stabilized split (2D/3D)"

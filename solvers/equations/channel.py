@@ -98,6 +98,7 @@ class Channel(Equation):
     default_integrator = "imex"
     linear_form = "implicit"
     plot_file = "velocity.png"
+    energy_label = "kinetic energy E"
     parameters = (
         Param("Re", 5000.0, "Reynolds number U_c h / nu of the laminar flow U = 1 - y^2", low=0, low_open=True),
         Param("drive", "flow-rate", "flow-rate (bulk velocity kept at the laminar 2/3) or pressure (the laminar "

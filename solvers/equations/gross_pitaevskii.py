@@ -29,12 +29,14 @@ class GrossPitaevskii(Schrodinger):
 
     Diagnostics: ``mass`` (the norm, conserved to round-off by split-step), ``kinetic``, ``trap``,
     ``interaction`` (``g/2 int |psi|^4``), ``energy``, ``chemical_potential`` (``mu = (K + U + 2 I) / N``),
-    ``x_mean`` (centre of mass along x), ``max_density``. Ground states: imaginary-time split-step
-    (``--integrator split-step-imaginary``); for ``g = 0`` the energy per particle is ``sum omega_i / 2``.
+    ``x_mean`` (centre of mass along x), ``max_density``, ``resolution`` (of the norm). Ground states:
+    imaginary-time split-step (``--integrator split-step-imaginary``); for ``g = 0`` the energy per particle is
+    ``sum omega_i / 2``.
     """
 
     name = "gross-pitaevskii"
-    description = "Bose-Einstein condensate in a harmonic trap; --integrator split-step (or split-step-imaginary)"
+    description = ("Bose-Einstein condensate in a harmonic trap, split-step (ground states: --integrator "
+                   "split-step-imaginary)")
     parameters = (Param("g", 0.0, "interaction strength (> 0 repulsive, < 0 attractive)"),
                   Param("omega", 1.0, "trap frequency (Python API: one value per axis)", low=0))
     initial_conditions = {

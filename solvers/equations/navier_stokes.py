@@ -87,7 +87,8 @@ class NavierStokes(VelocityEquation):
         g = self.grid
         z = diag.enstrophy(g, u_hat)
         out = {"energy": diag.kinetic_energy(g, u_hat), "enstrophy": z, "dissipation": 2 * self.nu * z,
-               "max_div": diag.max_divergence(g, u_hat), "cfl": diag.cfl_number(g, u_hat, dt)}
+               "max_div": diag.max_divergence(g, u_hat), "cfl": diag.cfl_number(g, u_hat, dt),
+               "resolution": diag.resolution(g, u_hat)}
         if self.forcing_epsilon > 0:
             out["injection"] = jnp.asarray(self.forcing_epsilon, g.dtype)
         return out

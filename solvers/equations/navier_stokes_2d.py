@@ -68,6 +68,7 @@ class NavierStokes2D(Equation):
     description = "2D incompressible Navier-Stokes, vorticity form (dealiased; Kolmogorov forcing, drag)"
     ndims = (2,)
     spectrum_slope = -3.0  # the enstrophy-cascade range
+    energy_label = "kinetic energy E"
     parameters = (
         Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),
         Param("forcing", 0.0, "Kolmogorov forcing amplitude F (0: decaying)"),
@@ -152,7 +153,8 @@ class NavierStokes2D(Equation):
         g = self.grid
         e, z = self.energy(w_hat), 0.5 * g.mean_square(w_hat)
         out = {"energy": e, "enstrophy": z, "palinstrophy": 0.5 * g.mean_square(w_hat, g.k2()),
-               "dissipation": 2 * self.nu * z + 2 * self.drag * e, "cfl": dt * self.max_rate(w_hat)}
+               "dissipation": 2 * self.nu * z + 2 * self.drag * e, "cfl": dt * self.max_rate(w_hat),
+               "resolution": diag.resolution(g, w_hat, g.inv_k2())}
         if self.forcing != 0:  # <f . u> = <f_omega psi> (polarization of Parseval sums)
             f, psi = self.forcing_hat(), -g.inv_laplacian(w_hat)
             out["injection"] = 0.25 * (g.mean_square(f + psi) - g.mean_square(f - psi))

@@ -77,6 +77,7 @@ class RayleighBenard(Equation):
     description = ("Rayleigh-Benard convection between free-slip or no-slip plates (--param walls=...; z first, "
                    "Fourier in x, y; 2D or 3D)")
     plot_file = "temperature.png"
+    energy_label = "kinetic energy E"
     default_integrator = "etdrk4"
     ndims = (2, 3)
     parameters = (

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import diagnostics as diag
 from .._params import InitialCondition, Param, as_initial_condition
 from .._spectral_grid import SpectralGrid
 from ._base import Equation
@@ -30,6 +31,7 @@ class Schrodinger(Equation):
 
     default_integrator = "split-step"
     ndims = (3, 2)  # 3D unless --n gives two sizes
+    energy_label = "total energy E = kinetic + potential"
 
     def __init__(self, grid: SpectralGrid, ic_params: dict[str, float] | None = None, **params: float):
         """``grid``: the box (a real-field :class:`~solvers.SpectralGrid` is turned into the complex-field grid of
@@ -120,12 +122,14 @@ class Schrodinger(Equation):
         return jnp.max(jnp.abs(self.potential(self.to_real(psi_hat), 0.0)))
 
     def diagnostics(self, psi_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
+        """Mass, kinetic and potential energies, their sum, ``max |psi|^2`` and ``resolution``: the fraction of the
+        norm in the outer third of all wavenumbers up to Nyquist (the split-step schemes truncate none)."""
         psi = self.to_real(psi_hat)
         kin = self.kinetic_energy(psi_hat)
         pot = self.potential_energy(psi)
         rho = psi.real ** 2 + psi.imag ** 2
         return {"mass": self.mass(psi_hat), "kinetic": kin, **pot, "energy": kin + sum(pot.values()),
-                "max_density": jnp.max(rho)}
+                "max_density": jnp.max(rho), "resolution": diag.resolution(self.grid, psi_hat, rule="none")}
 
     def plot_field(self, psi_hat: jax.Array) -> tuple[str, jax.Array]:
         psi = self.to_real(psi_hat)
@@ -175,11 +179,12 @@ class SchrodingerPoisson(Schrodinger):
 
     The potential is solved each kick by :class:`~solvers.Poisson` (one r2c transform pair on the sharded grid).
     Diagnostics: ``mass`` (conserved to round-off by split-step), ``kinetic``, ``gravity`` (``int V rho / 2``),
-    ``energy``, ``max_density``. Linear theory of a uniform state: ``omega^2 = k^4 / 4 - 4 pi G rho0``.
+    ``energy``, ``max_density``, ``resolution`` (of the norm; see :meth:`Schrodinger.diagnostics`). Linear theory
+    of a uniform state: ``omega^2 = k^4 / 4 - 4 pi G rho0``.
     """
 
     name = "schrodinger-poisson"
-    description = "self-gravitating scalar field (fuzzy dark matter); use --integrator split-step"
+    description = "self-gravitating scalar field (fuzzy dark matter), split-step"
     parameters = (Param("G", 1.0, "gravitational constant (code units)", low=0),)
     initial_conditions = {
         "jeans": InitialCondition(jeans, (_RHO0, Param("eps", 1e-3, "relative amplitude"),

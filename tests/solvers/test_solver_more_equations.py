@@ -159,6 +159,8 @@ def test_burgers_planar_shock_basdevant(meshes):
                                             integrator="etdrk4")),
     ("burgers", "sine", dict(params={"nu": 0.01 / math.pi}, n=(16, 8, 8), box_length=(2.0, 1.0, 1.0))),
 ])
+# a 16^d smoke run: under-resolved on purpose (the resolution monitor says so; tests/solvers/test_resolution.py)
+@pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
 def test_cli_runs_each_equation(tmp_path, meshes, name, ic, extra):
     """``python -m solvers run NAME`` (the driver): listed, runs, writes its diagnostics."""
     assert name in EQUATIONS

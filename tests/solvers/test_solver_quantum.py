@@ -118,6 +118,8 @@ def test_sharded_equals_single_device(meshes):
     np.testing.assert_allclose(out[1], out[0], rtol=0, atol=1e-13)
 
 
+# a 16^3 smoke run: under-resolved on purpose (the resolution monitor says so; tests/solvers/test_resolution.py)
+@pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
 def test_cli_registry_and_short_runs(tmp_path):
     """Both equations are in the CLI registry and run through the driver (diagnostics CSV with mass)."""
     assert "schrodinger-poisson" in EQUATIONS and "gross-pitaevskii" in EQUATIONS

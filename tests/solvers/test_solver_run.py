@@ -29,6 +29,8 @@ def _final_state(out, like):
     return np.asarray(state), meta
 
 
+# a 16^3 smoke run: under-resolved on purpose (the resolution monitor says so; tests/solvers/test_resolution.py)
+@pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
 def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path, meshes):
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     full = simulate(_cfg(a), mesh=meshes["slab"])
