@@ -31,12 +31,24 @@ _LEGACY = ("nu", "forcing_epsilon", "seed", "k0", "energy")
 
 
 class ConfigError(ValueError):
-    """Bad input found before any compute (the CLI exits with status 2)."""
+    """Bad input found before any compute (the CLI exits with status 2).
+
+    The message names :class:`RunConfig` fields and declared parameters as the Python API spells them
+    (``t_end must be positive``, ``navier-stokes parameter nu must be ...``). ``fields`` lists the fields it
+    names (each named once before any other use of the word, outside quotes) and ``params`` the declared
+    parameters it may name, so that the command line can print its flags instead (``--t-end``).
+    """
+
+    def __init__(self, message: str, *, fields: tuple[str, ...] = (), params: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.fields = tuple(fields)
+        self.params = tuple(params)
 
 
 @dataclass
 class RunConfig:
-    """What every run has; the CLI flags map onto these fields (``--t-end`` -> ``t_end``).
+    """What every run has; the CLI flags map onto these fields (``--t-end`` -> ``t_end``), and error messages
+    name the fields.
 
     ``equation`` is a registered name, ``"module:Class"`` or an :class:`~solvers.Equation` subclass. ``ic`` and
     ``integrator`` default to the equation's first initial condition and its ``default_integrator``; ``n`` and
@@ -117,27 +129,34 @@ def equation_class(spec: Any) -> tuple[type, str]:
             cls = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as e:
             raise ConfigError(f"equation {spec!r}: cannot import {attr!r} from module {module!r} "
-                              f"(run from the directory that holds {module}.py): {e}") from None
+                              f"(run from the directory that holds {module}.py): {e}", fields=("equation",)) from None
         name = spec
     else:
         raise ConfigError(f"unknown equation {spec!r}; available: {', '.join(EQUATIONS)}, "
-                          "or MODULE:CLASS for your own Equation subclass")
+                          "or MODULE:CLASS for your own Equation subclass", fields=("equation",))
     if not (isinstance(cls, type) and issubclass(cls, Equation)):
-        raise ConfigError(f"equation {spec!r} is not a subclass of solvers.Equation")
+        raise ConfigError(f"equation {spec!r} is not a subclass of solvers.Equation", fields=("equation",))
     if not cls.initial_conditions:
-        raise ConfigError(f"equation {name} declares no initial_conditions")
+        raise ConfigError(f"equation {name} declares no initial_conditions", fields=("equation",))
     return cls, name
 
 
-def _per_axis(values: Any, ndims: tuple[int, ...], flag: str, label: str) -> tuple:
+def _per_axis(values: Any, ndims: tuple[int, ...], name: str, label: str) -> tuple:
     vals = tuple(values) if isinstance(values, (tuple, list)) else (values,)
     if len(vals) == 1:
         return vals * ndims[0]
     if len(vals) not in ndims:
         want = " or ".join(str(d) for d in ndims)
-        raise ConfigError(f"{flag}: {label} runs on {want}D grids: give one value or {want}, got {len(vals)} "
-                          f"({' '.join(map(str, vals))})")
+        raise ConfigError(f"{name}: {label} runs on {want}D grids: give one value or {want}, got {len(vals)} "
+                          f"({' '.join(map(str, vals))})", fields=(name,))
     return vals
+
+
+def declared(cls: type, ic: str | None) -> tuple[str, ...]:
+    """The names of the parameters of equation ``cls`` and of its initial condition ``ic`` (None: none)."""
+    spec = cls.initial_conditions.get(ic) if ic is not None else None
+    return tuple(p.name for p in cls.parameters) + (tuple(p.name for p in as_initial_condition(spec).params)
+                                                    if spec is not None else ())
 
 
 def _split_params(cls: type, ic: str, given: dict) -> tuple[dict, dict]:
@@ -149,13 +168,14 @@ def _split_params(cls: type, ic: str, given: dict) -> tuple[dict, dict]:
     if unknown:
         k = unknown[0]
         known = ", ".join(sorted(eq_names | ic_names)) or "none"
-        raise ConfigError(f"{label} with --ic {ic} takes no parameter {k!r} (given by --param {k}=... or "
-                          f"--{k.replace('_', '-')}); its parameters: {known}")
+        raise ConfigError(f"{label} with ic {ic} takes no parameter {k!r}; its parameters: {known}",
+                          fields=("ic",))
     try:
         eq = resolve_params(cls.parameters, {k: v for k, v in given.items() if k in eq_names}, label)
-        icp = resolve_params(spec.params, {k: v for k, v in given.items() if k in ic_names}, f"{label} --ic {ic}")
+        icp = resolve_params(spec.params, {k: v for k, v in given.items() if k in ic_names},
+                             f"{label} initial condition {ic}")
     except ValueError as e:
-        raise ConfigError(str(e)) from None
+        raise ConfigError(str(e), params=declared(cls, ic)) from None
     return eq, icp
 
 
@@ -163,34 +183,36 @@ def resolve(cfg: RunConfig) -> Resolved:
     """Fill in the defaults of ``cfg`` (IC, integrator, parameters, grid) and check every value.
 
     Touches no device array and no file. Raises:
-      ConfigError: a message that names the flag or parameter and says what is allowed.
+      ConfigError: a message that names the field or parameter and says what is allowed.
     """
     cls, name = equation_class(cfg.equation)
     label = cls.label()
     ic = cfg.ic if cfg.ic is not None else next(iter(cls.initial_conditions))
     if ic not in cls.initial_conditions:
-        raise ConfigError(f"--ic: unknown initial condition {ic!r} for {label}; available: "
-                          f"{', '.join(cls.initial_conditions)}")
+        raise ConfigError(f"ic: unknown initial condition {ic!r} for {label}; available: "
+                          f"{', '.join(cls.initial_conditions)}", fields=("ic",))
     eq_params, ic_params = _split_params(cls, ic, dict(cfg.params or {}))
     params = {**eq_params, **ic_params}
     integrator = cfg.integrator if cfg.integrator is not None else _default_integrator(cls, params)
     if integrator not in INTEGRATORS:
-        raise ConfigError(f"--integrator: unknown integrator {integrator!r}; available: {', '.join(INTEGRATORS)}")
-    shape = _per_axis(cfg.n, cls.ndims, "--n", label)
+        raise ConfigError(f"integrator: unknown integrator {integrator!r}; available: {', '.join(INTEGRATORS)}",
+                          fields=("integrator",))
+    shape = _per_axis(cfg.n, cls.ndims, "n", label)
     if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in shape):
-        raise ConfigError(f"--n: grid sizes must be integers, got {' '.join(map(str, shape))}")
+        raise ConfigError(f"n: grid sizes must be integers, got {' '.join(map(str, shape))}", fields=("n",))
     try:
         cls.check_shape(tuple(int(n) for n in shape), eq_params)
     except ValueError as e:
-        raise ConfigError(f"--n: {e}") from None
+        raise ConfigError(f"n: {e}", fields=("n",), params=declared(cls, ic)) from None
     box_given = cfg.box_length if cfg.box_length is not None else _default_box(cls, len(shape), params)
-    box = _per_axis(box_given, (len(shape),), "--box-length", label)
+    box = _per_axis(box_given, (len(shape),), "box_length", label)
     if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
-        raise ConfigError(f"--box-length: box sides must be positive numbers, got {' '.join(map(str, box))}")
+        raise ConfigError(f"box_length: box sides must be positive numbers, got {' '.join(map(str, box))}",
+                          fields=("box_length",))
     try:
         cls.check_box(tuple(float(v) for v in box), eq_params)
     except ValueError as e:
-        raise ConfigError(f"--box-length: {e}") from None
+        raise ConfigError(f"box_length: {e}", fields=("box_length",), params=declared(cls, ic)) from None
     _check_run(cfg)
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
     return Resolved(cls, name, ic, integrator, tuple(int(n) for n in shape), tuple(float(v) for v in box),
@@ -215,55 +237,74 @@ def _default_box(cls: type, ndim: int, params: dict) -> tuple[float, ...]:
 
 def _check_run(cfg: RunConfig) -> None:
     if cfg.dealias not in DEALIAS:
-        raise ConfigError(f"--dealias: unknown dealiasing rule {cfg.dealias!r}; available: {', '.join(DEALIAS)}")
+        raise ConfigError(f"dealias: unknown dealiasing rule {cfg.dealias!r}; available: {', '.join(DEALIAS)}",
+                          fields=("dealias",))
     if cfg.dtype not in ("float32", "float64"):
-        raise ConfigError(f"--dtype must be float32 or float64, got {cfg.dtype!r}")
+        raise ConfigError(f"dtype must be float32 or float64, got {cfg.dtype!r}", fields=("dtype",))
     if jax.dtypes.canonicalize_dtype(jnp.dtype(cfg.dtype)) != jnp.dtype(cfg.dtype):
-        raise ConfigError("--dtype float64 needs JAX's 64-bit mode, which is off: call "
-                          "jax.config.update('jax_enable_x64', True) before any JAX work (or set JAX_ENABLE_X64=1)")
+        raise ConfigError("dtype float64 needs JAX's 64-bit mode, which is off: call "
+                          "jax.config.update('jax_enable_x64', True) before any JAX work (or set JAX_ENABLE_X64=1)",
+                          fields=("dtype",))
 
     def number(v) -> bool:
         return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
-    checks = [
-        (number(cfg.t_end) and cfg.t_end > 0, f"--t-end must be positive, got {cfg.t_end}"),
-        (cfg.dt is None or (number(cfg.dt) and cfg.dt > 0), f"--dt must be positive, got {cfg.dt}"),
-        (number(cfg.cfl) and cfg.cfl > 0, f"--cfl must be positive, got {cfg.cfl}"),
-        (number(cfg.dt_max) and cfg.dt_max > 0, f"--dt-max must be positive, got {cfg.dt_max}"),
-        (cfg.diag_every >= 1, f"--diag-every must be >= 1, got {cfg.diag_every}"),
-        (cfg.checkpoint_every >= 0, f"--checkpoint-every must be >= 0, got {cfg.checkpoint_every}"),
-        (cfg.keep >= 1, f"--keep must be >= 1, got {cfg.keep}"),
-        (cfg.max_steps is None or cfg.max_steps >= 0, f"--max-steps must be >= 0, got {cfg.max_steps}"),
-        (not (cfg.resume and cfg.overwrite), "--resume and --overwrite exclude each other"),
-        (cfg.mesh in MESHES, f"--mesh must be slab, pencil or auto, got {cfg.mesh!r}"),
-        (cfg.snapshot_every >= 0, f"--snapshot-every must be >= 0, got {cfg.snapshot_every}"),
-        (cfg.snapshot_dtype in ("float32", "float64"),
-         f"--snapshot-dtype must be float32 or float64, got {cfg.snapshot_dtype!r}"),
+    def integer(v, low: int) -> bool:
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= low
+
+    checks = [  # (field, ok, what is allowed)
+        ("t_end", number(cfg.t_end) and cfg.t_end > 0, "must be positive"),
+        ("dt", cfg.dt is None or (number(cfg.dt) and cfg.dt > 0), "must be positive"),
+        ("cfl", number(cfg.cfl) and cfg.cfl > 0, "must be positive"),
+        ("dt_max", number(cfg.dt_max) and cfg.dt_max > 0, "must be positive"),
+        ("diag_every", integer(cfg.diag_every, 1), "must be an integer >= 1"),
+        ("checkpoint_every", integer(cfg.checkpoint_every, 0), "must be an integer >= 0"),
+        ("keep", integer(cfg.keep, 1), "must be an integer >= 1"),
+        ("max_steps", cfg.max_steps is None or integer(cfg.max_steps, 0), "must be an integer >= 0"),
+        ("mesh", cfg.mesh in MESHES, "must be slab, pencil or auto"),
+        ("snapshot_every", integer(cfg.snapshot_every, 0), "must be an integer >= 0"),
+        ("snapshot_dtype", cfg.snapshot_dtype in ("float32", "float64"), "must be float32 or float64"),
     ]
-    for ok, msg in checks:
+    for name, ok, allowed in checks:
         if not ok:
-            raise ConfigError(msg)
+            raise ConfigError(f"{name} {allowed}, got {getattr(cfg, name)!r}", fields=(name,))
+    if cfg.resume and cfg.overwrite:
+        raise ConfigError("resume and overwrite exclude each other", fields=("resume", "overwrite"))
     for t in cfg.snapshot_times:
         if not (number(t) and 0 < t <= cfg.t_end):
-            raise ConfigError(f"--snapshot-times: every time must lie in (0, t_end = {cfg.t_end:g}], got {t}")
+            raise ConfigError(f"snapshot_times: every time must lie in (0, t_end = {cfg.t_end:g}], got {t}",
+                              fields=("snapshot_times",))
     if cfg.backend not in xfft.available_backends():
-        raise ConfigError(f"--backend: unknown or unavailable xfft backend {cfg.backend!r}; available: "
-                          f"{', '.join(xfft.available_backends())}")
+        raise ConfigError(f"backend: unknown or unavailable xfft backend {cfg.backend!r}; available: "
+                          f"{', '.join(xfft.available_backends())}", fields=("backend",))
 
 
-def check_output_dir(out: Path) -> None:
-    """Create ``out`` and check that it is writable.
+def check_output_dir(out: Path, create: bool = True) -> None:
+    """Create ``out`` and check that it is writable; ``create=False`` checks without creating or writing
+    anything (the nearest existing directory must be writable, and nothing on the way may be a file).
 
     Raises:
-      ConfigError: naming ``--out``.
+      ConfigError: naming the field ``out``.
     """
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"out: output directory {str(out)!r} is not writable: {why}", fields=("out",))
+
+    if not create:
+        here = out.absolute()
+        while not here.exists() and here != here.parent:
+            here = here.parent
+        if not here.is_dir():
+            raise bad(f"{str(here)!r} is not a directory")
+        if not os.access(here, os.W_OK | os.X_OK):
+            raise bad("Permission denied")
+        return
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / f".write-test-{os.getpid()}"
         probe.write_text("ok")
         probe.unlink()
     except OSError as e:
-        raise ConfigError(f"--out: output directory {str(out)!r} is not writable: {e.strerror or e}") from None
+        raise bad(e.strerror or str(e)) from None
 
 
 def legacy_physics(saved: dict, res: Resolved) -> dict:

@@ -25,7 +25,8 @@ class Param:
       type: ``float``, ``int``, ``str`` or ``bool``.
       low, high: inclusive bounds (None: unbounded); ``low_open`` / ``high_open`` make them strict.
       choices: the allowed values (instead of bounds).
-      flag: a dedicated command-line flag that sets it (``--nu``), named in error messages.
+      flag: a dedicated command-line flag that sets it (``--nu``), shown by ``python -m solvers list``. Error
+        messages name the parameter; the command line adds its flag when it prints them.
       legacy: the value a checkpoint written before this parameter existed had (a resume of such a checkpoint
         compares against it); None: the parameter is as old as the equation.
     """
@@ -54,9 +55,8 @@ class Param:
         return _TYPES[self.type] + (" " + " and ".join(bounds) if bounds else "")
 
     def where(self, owner: str) -> str:
-        """How the message names it: ``navier-stokes parameter nu (--nu)``."""
-        flag = self.flag or f"--param {self.name}=..."
-        return f"{owner} parameter {self.name} ({flag})"
+        """How the message names it: ``navier-stokes parameter nu``."""
+        return f"{owner} parameter {self.name}".strip()
 
     def check(self, value: Any, owner: str = "") -> Any:
         """``value`` converted to :attr:`type` (strings are parsed, as from the command line) and checked.
@@ -121,7 +121,7 @@ def resolve(declared: Sequence[Param], given: Mapping[str, Any], owner: str) -> 
     unknown = sorted(set(given) - set(names))
     if unknown:
         known = ", ".join(names) if names else "none"
-        raise ValueError(f"unknown parameter {', '.join(unknown)} for {owner} (--param); known: {known}")
+        raise ValueError(f"unknown parameter {', '.join(unknown)} for {owner}; known: {known}")
     return {p.name: p.check(given[p.name], owner) if p.name in given else p.default for p in declared}
 
 

@@ -1,9 +1,10 @@
 """The main job's driver: build from a checked config, start or resume, time-step, write outputs and plots.
 
 ``simulate`` = :func:`~solvers._config.resolve` (defaults, every check) -> :func:`build` (grid, equation,
-integrator; the initial condition and CFL rate checked abstractly) -> :func:`_setup` (output files, compiled
-functions) -> :func:`_start` (initial condition or checkpoint) -> :func:`_loop` -> :func:`_finish` (last
-checkpoint, plots, ``run.json``).
+integrator; the memory the run needs against what the devices have; the initial condition and CFL rate checked
+abstractly) -> :func:`_setup` (output files, compiled functions) -> :func:`_start` (initial condition or
+checkpoint) -> :func:`_loop` -> :func:`_finish` (last checkpoint, plots, ``run.json``). :func:`dry_run` does the
+checks and reports what a run would use, without computing or writing anything.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ import numpy as np
 
 import xfft
 
-from . import io
-from ._config import ConfigError, Resolved, RunConfig, check_output_dir, legacy_physics, resolve
+from . import _memory, io
+from ._config import ConfigError, Resolved, RunConfig, check_output_dir, declared, legacy_physics, resolve
 from ._grid import Grid
 from ._params import as_initial_condition
 from ._resolution import ResolutionMonitor
 from ._stepper import AT_REST, BOUND, MAX_SEGMENT, NEAR_STOP, NEW_DT, NONFINITE, Segment, Stepper, control_for
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
-__all__ = ["BlowUpError", "ConfigError", "Output", "RunConfig", "build", "simulate", "validate"]
+__all__ = ["BlowUpError", "ConfigError", "Output", "RunConfig", "build", "dry_run", "simulate", "validate"]
 
 _ORDER = ("energy", "enstrophy", "dissipation", "injection", "max_div", "cfl")
 
@@ -66,54 +67,129 @@ class Output(Protocol):
     def close(self) -> None: ...
 
 
-def validate(cfg: RunConfig) -> Resolved:
+def validate(cfg: RunConfig, create: bool = True) -> Resolved:
     """Resolve the defaults, check every value and the output directory, without touching a device array.
 
+    ``create=False`` (a dry run) checks that the output directory could be made and written without making it.
+
     Raises:
-      ConfigError: with a message that names the flag or parameter and says what is allowed.
+      ConfigError: with a message that names the field or parameter and says what is allowed; also where the
+        output directory already holds a run and neither ``resume`` nor ``overwrite`` is set.
     """
     res = resolve(cfg)
-    check_output_dir(res.out)
+    check_output_dir(res.out, create)
     if cfg.snapshot_every or cfg.snapshot_times:
-        check_output_dir(res.out / "snapshots")
+        check_output_dir(res.out / "snapshots", create)
+    ckdir = res.out / "checkpoints"
+    if not (cfg.resume or cfg.overwrite) and ckdir.is_dir() and any(ckdir.iterdir()):
+        raise ConfigError(f"out: {str(res.out)!r} already holds a run (checkpoints in {str(ckdir)!r}); set resume "
+                          "to continue it or overwrite to start over", fields=("out", "resume", "overwrite"))
     return res
 
 
 def build(cfg: RunConfig, res: Resolved, mesh=None):
-    """Mesh, grid, equation, integrator and step controller; the initial condition and the CFL rate are checked
-    by their abstract shapes (``jax.eval_shape``), so nothing is computed yet.
+    """Mesh, grid, equation, integrator and step controller, once the run is known to fit in memory; the initial
+    condition and the CFL rate are checked by their abstract shapes (``jax.eval_shape``), so nothing is computed
+    yet.
+
+    Memory: unless the grid trivially fits (:func:`~solvers._memory.trivially_fits`), the step and the initial
+    condition are compiled on a small grid and scaled per point (:mod:`solvers._memory`), and a run that the
+    devices (on CPU: the host's available memory) cannot hold is refused before anything is allocated.
 
     Raises:
-      ConfigError: the mesh cannot hold the grid, a parameter the equation rejects, an integrator that cannot
-        advance it, an initial condition that fails or does not match the state, a CFL run without a rate.
+      ConfigError: the mesh cannot hold the grid, the devices cannot hold the run, a parameter the equation
+        rejects, an integrator that cannot advance it, an initial condition that fails or does not match the
+        state, a CFL run without a rate.
     """
-    shp = res.shape
-    shape_txt = f"{shp[0]}^{len(shp)}" if len(set(shp)) == 1 else "x".join(map(str, shp))
+    return _build(cfg, res, mesh)[0]
+
+
+def _build(cfg: RunConfig, res: Resolved, mesh=None, always_estimate: bool = False, tune: bool = True):
+    """:func:`build`, and the memory estimate (None where the check was skipped and not asked for). ``tune=False``
+    (a dry run): ``mesh="auto"`` is checked on the first mesh that holds the grid instead of being timed."""
+    shp, label, names = res.shape, res.cls.label(), declared(res.cls, res.ic)
     if mesh is None and cfg.mesh == "auto":
-        mesh, _ = choose_mesh(cfg, res)
+        mesh = choose_mesh(cfg, res)[0] if tune else _first_mesh(cfg, res)
     try:
         mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh)
-        grid = res.cls.grid_for(shp, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
-                                backend=cfg.backend, params=res.eq_params)
+        grid = _grid(cfg, res, shp, mesh)
     except ValueError as e:
-        raise ConfigError(f"--n/--mesh: a {cfg.mesh} mesh of {jax.device_count()} devices cannot hold a "
-                          f"{shape_txt} grid (dealias {cfg.dealias}): {e}") from None
-    label = res.cls.label()
+        raise ConfigError(f"n/mesh: a {cfg.mesh} mesh of {mesh.size if mesh is not None else jax.device_count()} "
+                          f"devices cannot hold a {_memory.shape_text(shp)} grid (dealias {cfg.dealias}): {e}",
+                          fields=("n", "mesh")) from None
     try:
         eq = res.cls(grid, **res.eq_params)
     except (TypeError, ValueError) as e:
-        raise ConfigError(f"{label}: {e}" if label not in str(e) else str(e)) from None
+        raise ConfigError(f"{label}: {e}" if label not in str(e) else str(e), params=names) from None
     try:
         integ = INTEGRATORS[res.integrator](eq)
     except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
-        raise ConfigError(f"--integrator {res.integrator} cannot advance {label}: {e}") from None
+        raise ConfigError(f"integrator {res.integrator} cannot advance {label}: {e}", fields=("integrator",)) \
+            from None
+    est = _check_memory(cfg, res, grid.mesh, always_estimate)
     with jax.set_mesh(grid.mesh):
         _check_initial_condition(eq, res)
         if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
-            raise ConfigError(f"--cfl: {label} has no advective rate (max_rate) for an adaptive time step; "
-                              "give a fixed one with --dt")
+            raise ConfigError(f"cfl: {label} has no advective rate (max_rate) for an adaptive time step; give a "
+                              "fixed time step dt", fields=("cfl", "dt"))
     controller = FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
-    return grid, eq, integ, controller
+    return (grid, eq, integ, controller), est
+
+
+def _grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh) -> Grid:
+    """The equation's grid of ``shape`` on ``mesh`` (ValueError: the sizes or the mesh do not suit it)."""
+    res.cls.check_shape(shape, res.eq_params)
+    return res.cls.grid_for(shape, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
+                            backend=cfg.backend, params=res.eq_params)
+
+
+def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False) -> _memory.Estimate | None:
+    """Refuse a run whose devices cannot hold it (before anything is allocated); returns the estimate, or None
+    where the grid trivially fits and ``always`` is False."""
+    pool = _memory.memory_pool(mesh)
+    if not always and _memory.trivially_fits(res.shape, mesh.size, pool):
+        return None
+
+    def make(shape):
+        eq = res.cls(_grid(cfg, res, shape, mesh), **res.eq_params)
+        return eq, INTEGRATORS[res.integrator](eq)
+
+    def valid(shape) -> bool:
+        try:
+            _grid(cfg, res, shape, mesh)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    est = _memory.estimate(res.shape, mesh.size, make, res.ic, res.ic_params)
+    if pool is not None and not _memory.fits(est, pool):
+        largest = _memory.largest_fitting(est, pool, valid)
+        raise ConfigError(_memory.refusal(est, pool, res.cls.label(), largest), fields=("n",))
+    return est
+
+
+def dry_run(cfg: RunConfig, mesh=None) -> dict:
+    """Everything :func:`simulate` checks before it computes (the memory check included), and what the run would
+    use: the resolved configuration, the mesh and the memory per device. Nothing is computed, and no file or
+    directory is written; only the small programs of the memory estimate are compiled.
+
+    Returns:
+      a JSON-ready dict: ``config`` (every field with its default filled in, parameters included), ``mesh``
+      (axis sizes), ``devices``, ``processes``, ``memory`` (one line) and ``memory_per_device`` (bytes, or None).
+
+    Raises:
+      ConfigError: as :func:`simulate` would, before any compute.
+    """
+    res = validate(cfg, create=False)
+    (grid, eq, integ, controller), est = _build(cfg, res, mesh, always_estimate=True, tune=False)
+    pool = _memory.memory_pool(grid.mesh)
+    config = {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic, "integrator": res.integrator,
+              "n": list(res.shape), "box_length": list(res.box_length), "out": str(res.out),
+              "params": {**res.eq_params, **res.ic_params}}
+    return {"config": config, "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
+            "devices": int(grid.mesh.size), "processes": jax.process_count(),
+            "platform": grid.mesh.devices.flat[0].platform, "memory": _memory.describe(est, pool),
+            "memory_per_device": None if est is None else est.per_device}
 
 
 def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
@@ -121,9 +197,16 @@ def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
     order the grid keeps its spectra) run fastest, timed by :func:`xfft.autotune` on every mesh the devices allow
     and the grid fits (cached per machine kind, device count, grid and dtype). Returns the mesh and what to record.
 
+    A grid the devices cannot hold is refused first (the memory check on the first mesh that holds it: the bytes
+    per point barely depend on the decomposition), so the timings never allocate more than the machine has.
+
     Raises:
-      ConfigError: no mesh can hold the grid.
+      ConfigError: no mesh can hold the grid, or the devices cannot hold the run.
     """
+    first = _first_mesh(cfg, res)
+    if first is not None:
+        _check_memory(cfg, res, first)
+
     def grid_transform(mesh, candidate):
         grid = res.cls.grid_for(res.shape, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
                                 backend=cfg.backend, params=res.eq_params)  # ValueError: this mesh cannot hold it
@@ -135,20 +218,33 @@ def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
         tuning = xfft.autotune(res.shape, cfg.dtype, step=grid_transform, name=f"solvers:{res.equation}",
                                orders=("natural",), backends=(cfg.backend,))
     except ValueError as e:
-        raise ConfigError(f"--mesh auto: {e}") from None
+        raise ConfigError(f"mesh auto: {e}", fields=("mesh",)) from None
     return tuning.mesh, tuning.summary()
+
+
+def _first_mesh(cfg: RunConfig, res: Resolved):
+    """The first of the slab and pencil meshes of all devices that holds the grid (None if neither does)."""
+    for kind in ("slab", "pencil"):
+        try:
+            mesh = xfft.make_mesh(kind)
+            _grid(cfg, res, res.shape, mesh)
+        except ValueError:
+            continue
+        return mesh
+    return None
 
 
 def _check_initial_condition(eq, res: Resolved) -> None:
     try:
         got = jax.eval_shape(lambda: eq.initial_state(res.ic, **res.ic_params))
     except ValueError as e:
-        raise ConfigError(str(e)) from None
+        raise ConfigError(str(e), params=declared(res.cls, res.ic)) from None
     want = eq.abstract_state()
     shapes = [(a.shape, a.dtype) for a in jax.tree.leaves(got)]
     expect = [(a.shape, a.dtype) for a in jax.tree.leaves(want)]
     if jax.tree.structure(got) != jax.tree.structure(want) or shapes != expect:
-        raise ConfigError(f"{res.cls.label()} --ic {res.ic} builds {shapes}, but abstract_state() says {expect}")
+        raise ConfigError(f"{res.cls.label()} ic {res.ic} builds {shapes}, but abstract_state() says {expect}",
+                          fields=("ic",))
 
 
 def simulate(cfg: RunConfig, mesh=None, outputs: list[Output] | None = None) -> dict:
@@ -221,10 +317,7 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     """Output files (overwrite/resume rules), the diagnostics recorder, the compiled step functions."""
     out, lead = res.out, jax.process_index() == 0
     ckdir = out / "checkpoints"
-    if not cfg.resume and ckdir.exists() and any(ckdir.iterdir()):
-        if not cfg.overwrite:
-            raise ConfigError(f"--out: {str(out)!r} already holds a run (checkpoints in {ckdir}); pass --resume to "
-                              "continue it or --overwrite to start over")
+    if not cfg.resume and ckdir.exists() and any(ckdir.iterdir()):  # (validate refused it unless overwrite)
         if lead:
             shutil.rmtree(ckdir)
         _barrier("solvers-overwrite")
@@ -273,7 +366,8 @@ def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:
                                   dtype=cfg.snapshot_dtype, resume_step=sys.maxsize if cfg.resume else None,
                                   config=res.physics(cfg))]
     except (ValueError, ImportError) as e:
-        raise ConfigError(f"--snapshot-every/--snapshot-times: {e}") from None
+        raise ConfigError(f"snapshot_every/snapshot_times: {e}", fields=("snapshot_every", "snapshot_times")) \
+            from None
 
 
 def _start(run: _Run) -> tuple[Any, _Clock]:
@@ -490,7 +584,8 @@ def _check_resume(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
         try:
             saved = legacy_physics(saved, res)
         except (KeyError, TypeError, ValueError) as e:
-            raise ConfigError(f"--resume: cannot read the settings of the checkpoint in {ckdir}: {e}") from None
+            raise ConfigError(f"resume: cannot read the settings of the checkpoint in {str(ckdir)!r}: {e}",
+                              fields=("resume",)) from None
     saved, now = json.loads(json.dumps(saved)), json.loads(json.dumps(now))
     sp, np_ = saved.pop("params", {}) or {}, now.pop("params")
     for p in _declared(res):  # parameters added after the checkpoint was written: the value they stood for
@@ -500,8 +595,8 @@ def _check_resume(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
     diff += [f"{k}: checkpoint {sp.get(k)!r} vs now {np_.get(k)!r}" for k in sorted(set(sp) | set(np_))
              if sp.get(k) != np_.get(k)]
     if diff:
-        raise ConfigError(f"--resume: the checkpoint in {ckdir} was written with other settings ("
-                          + "; ".join(diff) + "); resume with the same physics and discretization")
+        raise ConfigError(f"resume: the checkpoint in {str(ckdir)!r} was written with other settings ("
+                          + "; ".join(diff) + "); resume with the same physics and discretization", fields=("resume",))
 
 
 def _declared(res: Resolved) -> list:

@@ -1,7 +1,9 @@
 """Command line: ``python -m solvers run navier-stokes --ic taylor-green ...`` and ``python -m solvers list``.
 
 Exit status: 0 done; 1 a snapshot could not be written (disk full, permissions; on every rank); 2 bad input
-(reported before any compute); 3 blow-up (NaN/inf; the last good checkpoint is kept); 130 interrupted.
+(reported before any compute, one line naming the flag); 3 blow-up (NaN/inf; the last good checkpoint is kept);
+130 interrupted. The library's messages name :class:`~solvers.RunConfig` fields and parameters (``t_end``); this
+module prints them with its flags (``--t-end``), from one table (:data:`FLAGS`).
 """
 
 from __future__ import annotations
@@ -9,14 +11,70 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 
 EXIT_SNAPSHOT, EXIT_BAD_INPUT, EXIT_BLOW_UP = 1, 2, 3
+PROG = "python -m solvers"
+#: the largest --cpu-devices (4096 virtual devices start in about 10 s and take 0.6 GB; a typo must not take more)
+MAX_CPU_DEVICES = 4096
+
+#: RunConfig field -> the flag that sets it: library messages name fields, the command line prints flags
+FLAGS = {
+    "ic": "--ic", "n": "--n", "box_length": "--box-length", "t_end": "--t-end",
+    "out": "--out", "mesh": "--mesh", "dtype": "--dtype", "integrator": "--integrator", "dt": "--dt",
+    "cfl": "--cfl", "dt_max": "--dt-max", "dealias": "--dealias", "backend": "--backend", "params": "--param",
+    "diag_every": "--diag-every", "checkpoint_every": "--checkpoint-every", "keep": "--keep", "resume": "--resume",
+    "overwrite": "--overwrite", "max_steps": "--max-steps", "snapshot_every": "--snapshot-every",
+    "snapshot_times": "--snapshot-times", "snapshot_dtype": "--snapshot-dtype",
+}
+#: declared parameters that have a flag of their own (the others: --param NAME=...)
+PARAM_FLAGS = {"nu": "--nu or --re", "seed": "--seed", "k0": "--k0", "energy": "--energy",
+               "forcing_epsilon": "--forcing-epsilon"}
+
+
+def with_flags(e: BaseException) -> str:
+    """The message of a library error with its fields and parameters named by their flags: the first use of each
+    field in ``e.fields`` outside quotes (``t_end must be positive`` -> ``--t-end must be positive``), and
+    ``parameter NAME`` for each name in ``e.params`` (-> ``parameter NAME (--param NAME=...)``)."""
+    parts = re.split(r"('[^']*')", str(e))  # quoted values (paths, names) are never rewritten
+    for name in getattr(e, "fields", ()):
+        pattern = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
+        for i in range(0, len(parts), 2):
+            parts[i], hit = pattern.subn(FLAGS.get(name, name), parts[i], count=1)
+            if hit:
+                break
+    for name in getattr(e, "params", ()):
+        flag = PARAM_FLAGS.get(name, f"--param {name}=...")
+        for i in range(0, len(parts), 2):
+            parts[i] = re.sub(rf"\bparameter {re.escape(name)}(?!\w)", f"parameter {name} ({flag})", parts[i])
+    return "".join(parts)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``python -m solvers run: error: argument --n: ...``)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _integer(low: int, high: int | None = None):
+    """An argparse type: an integer ``>= low`` (and ``<= high``)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}" + (f" and <= {high}" if high else "")
+                                             + f", got {value}")
+        return value
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m solvers", description="Spectral PDE solvers on sharded JAX meshes.")
+    p = _Parser(prog=PROG, description="Spectral PDE solvers on sharded JAX meshes.")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="print the equations, initial conditions and integrators on offer")
     r = sub.add_parser("run", help="run a simulation", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -59,8 +117,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--snapshot-every", type=int, default=0, help="snapshot every N steps (0: none)")
     r.add_argument("--snapshot-times", default=None, metavar="T1,T2,...", help="snapshots at these times")
     r.add_argument("--snapshot-dtype", default="float32", help="float32 or float64 snapshot fields")
-    r.add_argument("--cpu-devices", type=int, default=8,
+    r.add_argument("--cpu-devices", type=_integer(1, MAX_CPU_DEVICES), default=8,
                    help="virtual CPU devices when there is no accelerator and nothing else configured them")
+    r.add_argument("--dry-run", action="store_true",
+                   help="check everything and print the resolved configuration, the mesh and the memory per "
+                        "device; compute and write nothing")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--no-plots", action="store_true", help="no PNG plots")
     return p
@@ -199,13 +260,43 @@ def _list() -> str:
     return "\n".join(lines)
 
 
+def _print_dry_run(info: dict) -> None:
+    """The resolved configuration, the mesh and the memory estimate, one ``key: value`` line each."""
+    cfg = info["config"]
+    params = ", ".join(f"{k}={v!r}" for k, v in cfg["params"].items()) or "none"
+    step = f"dt {cfg['dt']:g}" if cfg["dt"] is not None else f"cfl {cfg['cfl']:g} (dt_max {cfg['dt_max']:g})"
+    lines = {
+        "equation": cfg["equation"], "ic": cfg["ic"], "integrator": cfg["integrator"], "parameters": params,
+        "grid": "x".join(map(str, cfg["n"])) + f", box {' x '.join(f'{v:.6g}' for v in cfg['box_length'])}",
+        "dtype": cfg["dtype"], "dealias": cfg["dealias"], "time": f"t_end {cfg['t_end']:g}, {step}"
+                                                                  + (f", max_steps {cfg['max_steps']}"
+                                                                     if cfg["max_steps"] is not None else ""),
+        "mesh": ("auto: timed when the run starts; checked here on " if cfg["mesh"] == "auto" else "")
+                + f"{info['mesh']} ({info['devices']} {info['platform']} devices, {info['processes']} "
+                f"process{'es' if info['processes'] > 1 else ''})",
+        "memory": info["memory"], "backend": cfg["backend"],
+        "outputs": f"{cfg['out']} (diagnostics every {cfg['diag_every']} steps, checkpoints "
+                   + (f"every {cfg['checkpoint_every']} steps" if cfg["checkpoint_every"] else "at the end")
+                   + f", keep {cfg['keep']}"
+                   + (", resume" if cfg["resume"] else ", overwrite" if cfg["overwrite"] else "") + ")",
+    }
+    width = max(map(len, lines))
+    print("dry run: nothing computed or written")
+    for key, value in lines.items():
+        print(f"  {key + ':':<{width + 1}} {value}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m solvers`` and the ``xfft-solve`` console script; returns the exit status."""
-    ns = _parser().parse_args(argv)
+    """Entry point of ``python -m solvers`` and the ``xfft-solve`` console script; returns the exit status (a
+    malformed command line too: 2, after one line on stderr)."""
+    try:
+        ns = _parser().parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a malformed flag (2, one line printed by _Parser.error)
+        return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
     if ns.command == "list":
         print(_list())
         return 0
-    prog = "python -m solvers"
+    prog = PROG
     try:
         _setup_devices(ns.cpu_devices)
         if ns.dtype == "float64":
@@ -213,13 +304,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             jax.config.update("jax_enable_x64", True)
         cfg = _config(ns)
-        from ._run import validate
+        from ._run import dry_run, validate
 
-        validate(cfg)
+        if ns.dry_run:
+            info = dry_run(cfg)
+        else:
+            validate(cfg)
     except ValueError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {with_flags(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     import jax
+
+    if ns.dry_run:
+        if jax.process_index() == 0:
+            _print_dry_run(info)
+        return 0
 
     from ._run import BlowUpError, ConfigError, simulate
     from ._snapshots import SnapshotError
@@ -227,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = simulate(cfg)
     except ConfigError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {with_flags(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BlowUpError as e:
         print(f"{prog}: {e}", file=sys.stderr)

@@ -73,7 +73,7 @@ def outer_band(grid: SpectralGrid, band: float = RESOLUTION_BAND, rule: str | No
     for d, b in enumerate(grid.bases):
         m = np.abs(b.modes())
         top = max(float(m[b.keep(grid.dealias_rule if rule is None else rule)].max()), 1.0)
-        rho2 = rho2 + grid.along((m / top) ** 2, d)
+        rho2 = rho2 + grid.spectral_along((m / top) ** 2, d)
     return (rho2 > band ** 2).astype(grid.dtype)
 
 

@@ -180,9 +180,13 @@ def canonical_layout(shape: tuple[int, ...], axes: tuple[int, ...], mesh_sizes: 
         # First slot that stays even, preferring unsharded ones; the last transformed axis only as a last resort.
         ok = [d for d in slots if (shape[d] // group_size(layout[d], sizes)) % sizes[a] == 0]
         if not ok:
+            few = all(shape[d] // group_size(layout[d], sizes) < sizes[a] for d in slots)
+            why = ("the mesh has more devices than the grid has planes" if few else
+                   f"none of their sizes {tuple(shape[d] for d in axes)} is divisible by {sizes[a]} "
+                   "(JAX shards arrays evenly)")
             raise ValueError(
                 f"grid of shape {tuple(shape)} cannot be split over mesh axis {a!r} ({sizes[a]} devices) along "
-                f"any of the transformed axes {axes}: the mesh has more devices than the grid has planes"
+                f"any of the transformed axes {axes}: {why}"
             )
         free = [d for d in ok if not layout[d]]
         if sum(not layout[d] for d in axes) <= 1:

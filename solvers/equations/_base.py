@@ -145,7 +145,7 @@ class Equation(abc.ABC):
         """Check the grid sizes a run asks for, before anything is built (default: the periodic box's even sizes).
 
         Raises:
-          ValueError: saying what sizes are allowed (the driver prefixes ``--n``).
+          ValueError: saying what sizes are allowed (the driver prefixes the field name ``n``).
         """
         if any(n < 4 or n % 2 for n in shape):
             raise ValueError(f"grid sizes must be even integers >= 4, got {' '.join(map(str, shape))}")
@@ -220,7 +220,7 @@ class Equation(abc.ABC):
         """
         spec = self.initial_condition(ic)
         base = {p.name: v for p in spec.params if (v := self._ic_defaults().get(p.name)) is not None}
-        return resolve(spec.params, {**base, **params}, f"{self.label()} --ic {ic}")
+        return resolve(spec.params, {**base, **params}, f"{self.label()} initial condition {ic}")
 
     def _ic_defaults(self) -> dict[str, Any]:
         """Instance defaults of initial-condition parameters (none here; see Schrodinger's ``ic_params``)."""

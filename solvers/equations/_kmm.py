@@ -141,14 +141,15 @@ class WallVelocity:
         coefficients): per horizontal wavenumber the clamped influence-matrix factor of ``phi`` (whose Helmholtz
         factor of ``D^2 - (kappa^2 + 1/hs)`` also serves ``g``), on each device's block; the mean profile's factor
         and, with ``flux``, its response to a uniform pressure gradient (replicated)."""
-        hs = jnp.asarray(h * nu / self.scale)  # h nu d^2/dx^2 = hs d^2/dy^2
+        hs = jnp.asarray(h * nu / self.scale, self.grid.dtype)  # h nu d^2/dx^2 = hs d^2/dy^2
         n = self.grid.shape[0]
 
         def local(hs):
             k2 = self.kappa2(local=True) * self.scale
-            return _tau.clamped_factor(n, k2[0], hs)  # tau tables take the trailing shape (axis 0 dropped)
+            # tau tables take the trailing shape (axis 0 dropped)
+            return _tau.clamped_factor(n, k2[0], hs, dtype=self.grid.dtype)
 
-        mean = _tau.helmholtz_factor(n, 1 / hs)
+        mean = _tau.helmholtz_factor(n, 1 / hs, dtype=self.grid.dtype)
         out = {"hs": hs, "clamped": self.grid.local_map(local, scalars=(hs,)), "mean": mean}
         if flux is not None:
             e0 = jnp.zeros((n,) + (1,) * (self.dim - 1), hs.dtype).at[0].set(1)

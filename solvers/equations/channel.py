@@ -33,7 +33,8 @@ def _tollmien_schlichting(eq: Channel, alpha: float, amplitude: float) -> jax.Ar
     g = eq.grid
     m = alpha * g.box_length[1] / (2 * math.pi)
     if abs(m - round(m)) > 1e-9 or round(m) < 1 or round(m) >= g.shape[1] // 2:
-        raise ValueError(f"channel --ic tollmien-schlichting: alpha = {alpha:g} must be a positive multiple of "
+        raise ValueError(f"channel initial condition tollmien-schlichting: parameter alpha = {alpha:g} must be a "
+                         f"positive multiple of "
                          f"2 pi / Lx = {2 * math.pi / g.box_length[1]:.6g} below the x resolution (Lx = 2 pi / alpha "
                          "is the default box)")
     n = g.shape[0]

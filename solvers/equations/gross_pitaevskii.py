@@ -103,6 +103,6 @@ def bright_soliton(eq: GrossPitaevskii, t: float = 0.0, a: float = 1.0, v: float
     """A bright soliton along x (uniform in the other axes): needs ``g < 0`` and ``omega = 0`` (a long thin
     box is the quasi-1D case); its closed form at time ``t`` is :func:`bright_soliton_field`."""
     if not eq.g < 0:
-        raise ValueError(f"gross-pitaevskii --ic bright-soliton needs an attractive interaction: --param g < 0, "
-                         f"got g={eq.g}")
+        raise ValueError(f"gross-pitaevskii initial condition bright-soliton needs an attractive interaction: "
+                         f"parameter g < 0, got g={eq.g}")
     return eq._state(lambda: bright_soliton_field(eq.centered_coordinates()[0], t, a=a, v=v, x0=x0, g=eq.g))

@@ -29,8 +29,8 @@ def _taylor_green(eq: NavierStokes2D) -> jax.Array:
 def _kolmogorov(eq: NavierStokes2D, seed: int = 0, k0: float = 4.0) -> jax.Array:
     """The laminar Kolmogorov state plus ``amplitude`` times a random unit-energy field (``seed``, ``k0``)."""
     if eq.forcing <= 0 or eq.nu + eq.drag <= 0:
-        raise ValueError(f"navier-stokes-2d --ic kolmogorov needs a forcing: --param forcing=F > 0 (got "
-                         f"{eq.forcing:g}) and nu or drag > 0 (got nu={eq.nu:g}, drag={eq.drag:g})")
+        raise ValueError(f"navier-stokes-2d initial condition kolmogorov needs a forcing: parameter forcing > 0 "
+                         f"(got {eq.forcing:g}) and nu or drag > 0 (got nu={eq.nu:g}, drag={eq.drag:g})")
     lam = _from_physical(eq, eq.laminar)
     if eq.amplitude == 0:
         return lam
@@ -90,7 +90,7 @@ class NavierStokes2D(Equation):
                  drag: float = 0.0, amplitude: float = 1.0, mode: int = 1):
         super().__init__(grid, nu=nu, forcing=forcing, kf=kf, drag=drag, amplitude=amplitude, mode=mode)
         if not self.kf < grid.shape[1] // 3:
-            raise ValueError(f"navier-stokes-2d parameter kf (--param kf=...) must be an integer in "
+            raise ValueError(f"navier-stokes-2d parameter kf must be an integer in "
                              f"1..{grid.shape[1] // 3 - 1} on a grid with ny = {grid.shape[1]}, got {kf}")
         self.kf_phys = 2 * math.pi * self.kf / grid.box_length[1]
 

@@ -178,5 +178,5 @@ def _variant(walls: str) -> type[RayleighBenard]:
     if walls == "no-slip":
         from .rayleigh_benard_no_slip import NoSlip
         return NoSlip
-    raise ValueError(f"rayleigh-benard parameter walls (--param walls=...) must be one of {', '.join(WALLS)}, "
+    raise ValueError(f"rayleigh-benard parameter walls must be one of {', '.join(WALLS)}, "
                      f"got {walls!r}")

@@ -77,12 +77,12 @@ class NoSlip(RayleighBenard):
     def implicit_factor(self, h: jax.Array) -> dict:
         """The velocity's tau factors (viscosity ``Pr``) and the temperature's Helmholtz factor (diffusivity 1)
         for ``h``, once per step size."""
-        hs = jnp.asarray(h / self.kmm.scale)
+        hs = jnp.asarray(h / self.kmm.scale, self.grid.dtype)
         n = self.grid.shape[0]
 
         def theta(hs):
             k2 = self.kmm.kappa2(local=True) * self.kmm.scale
-            return _tau.helmholtz_factor(n, k2[0] + 1 / hs)
+            return _tau.helmholtz_factor(n, k2[0] + 1 / hs, dtype=self.grid.dtype)
         return {"velocity": self.kmm.factor(h, self.Pr), "theta": self.grid.local_map(theta, scalars=(hs,)), "hs": hs}
 
     def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:

@@ -242,7 +242,7 @@ def _cli(*args):
     (["--t-end", "1", "--snapshot-times", "0.5,2"], "--snapshot-times: every time must lie in (0, t_end = 1], got 2.0"),
     (["--snapshot-times", "0"], "--snapshot-times: every time must lie in (0, t_end = 1], got 0.0"),
     (["--snapshot-times", "0.5,x"], "--snapshot-times expects comma-separated times"),
-    (["--snapshot-every", "-1"], "--snapshot-every must be >= 0, got -1"),
+    (["--snapshot-every", "-1"], "--snapshot-every must be an integer >= 0, got -1"),
     (["--snapshot-every", "1", "--snapshot-dtype", "float16"], "--snapshot-dtype must be float32 or float64"),
     (["--snapshot-every", "1", "--out", "{file}/run"], "is not writable"),
     (["--snapshot-every", "1", "--out", "{dir}"], "output directory '{dir}/snapshots' is not writable"),
