@@ -16,17 +16,13 @@ A few blocks also get lines appended that check what their comments promise (:da
 
 Commands: every ``solvers run`` command line of the README (in ``bash`` blocks and in the comment that spells out
 ``make demo``; ``srun``/``xfft.launch`` prefixes dropped, continuation lines joined) is validated before any
-compute: with ``python -m solvers run ... --dry-run`` when the CLI has that flag (detected from ``run --help``),
-and until then by what a dry run checks, in this process: the ``RunConfig`` that ``solvers.cli._parser()`` and
-``_config()`` make of the line goes through ``solvers._run.validate`` (defaults, ranges, the output directory)
-and ``solvers._run.build`` (the grid on this process's 8 devices, the equation, the integrator, the initial
-condition and the CFL rate, all abstract).
+compute, by ``python -m solvers run ... --dry-run`` in this process (``solvers.cli.main``): defaults, ranges, the
+output directory, the grid on this process's 8 devices, the equation, the integrator, the initial condition and
+the CFL rate (all abstract), and the memory the run needs against what the host has.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 import shlex
@@ -201,33 +197,21 @@ def test_readme_has_commands_and_blocks():
     assert any(argv[:1] == ["navier-stokes"] and "--overwrite" in argv for _, argv in COMMANDS)  # make demo's
 
 
-def _has_dry_run() -> bool:
-    """Whether ``python -m solvers run`` takes ``--dry-run`` (read from its ``--help``)."""
-    from solvers import cli
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-        cli.main(["run", "--help"])
-    return "--dry-run" in out.getvalue()
-
-
 @pytest.mark.parametrize("argv", [argv for _, argv in COMMANDS],
                          ids=[f"line{b.line}-{argv[0]}" for b, argv in COMMANDS])
-def test_run_command_is_valid(argv: list[str], tmp_path: Path, monkeypatch):
+def test_run_command_is_valid(argv: list[str], tmp_path: Path, monkeypatch, capsys):
     """The command passes every check a run makes before computing (see the module docstring)."""
-    import jax
-
     from solvers import cli
-    from solvers._run import build, validate
 
     monkeypatch.chdir(tmp_path)
     for b in PYTHON:  # the files the README saves (MODULE:CLASS equations)
         if _file_name(b):
             (tmp_path / _file_name(b)).write_text(b.code)
-    if _has_dry_run():
-        assert cli.main(["run", *argv, "--dry-run"]) == 0, argv
+    code = cli.main(["run", *argv, "--dry-run"])
+    err = capsys.readouterr().err
+    if code == 2 and "run needs about" in err and "available for its 8 devices" in err:
+        # A GPU-sized run (the README's 1024^3 line): every check passed up to the memory check, which refuses it
+        # on this CPU host as it must, in one line.
+        assert len(err.strip().splitlines()) == 1, err
         return
-    cfg = cli._config(cli._parser().parse_args(["run", *argv]))
-    res = validate(cfg)
-    grid, eq, integ, _ = build(cfg, res)
-    assert grid.shape == res.shape and jax.device_count() == 8
+    assert code == 0, (argv, err)

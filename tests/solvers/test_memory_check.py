@@ -1,0 +1,59 @@
+"""The memory check before compute (solvers/_memory.py): the probe's per-point figure against the program compiled
+at full size, and the refusal's arithmetic (what is needed, what there is, the largest grid that fits)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import xfft
+from solvers import _memory
+from solvers.equations import NavierStokes, NavierStokes2D
+from solvers.integrators import INTEGRATORS
+
+
+def _make(cls, mesh, integrator):
+    def make(shape):
+        grid = cls.grid_for(shape, mesh, box_length=cls.default_box_length(len(shape)), dtype="float32",
+                            dealias="2/3", backend=None, params={})
+        eq = cls(grid)
+        return eq, INTEGRATORS[integrator](eq)
+    return make
+
+
+@pytest.mark.parametrize("cls, integrator, shape", [
+    (NavierStokes, "lsrk4", (64, 64, 64)),
+    (NavierStokes2D, "etdrk4", (384, 384)),
+], ids=["navier-stokes-64^3", "navier-stokes-2d-384^2"])
+def test_probe_scaled_per_point_is_close_above_the_full_compile(cls, integrator, shape):
+    """The per-point figure of the small probe, scaled to the run's grid, is within 0 to +10% of the same programs
+    compiled at full size: fields scale exactly, tables and scalars are over-counted (never under)."""
+    mesh = xfft.make_mesh("slab")
+    make = _make(cls, mesh, integrator)
+    ic = next(iter(cls.initial_conditions))
+    est = _memory.estimate(shape, mesh.size, make, ic, {})
+    assert math.prod(est.probe) < math.prod(shape)
+    eq, integ = make(shape)
+    full = max(_memory.program_bytes(eq, integ, ic, {}).values())
+    ratio = est.per_device / full
+    assert 1.0 <= ratio < 1.10, (est.probe, est.per_device, full, ratio)
+
+
+def test_refusal_names_need_and_pool_and_the_largest_grid_fits():
+    est = _memory.Estimate((1024, 1024, 1024), (32, 32, 32), 8, {"step": 64 * 32 ** 3 // 8})
+    assert est.bytes_per_point == pytest.approx(64)
+    pool = _memory.Pool(available=8 * 2 ** 30, share=8, kind="host")  # 8 GiB for 8 CPU devices
+    assert not _memory.fits(est, pool)
+    largest = _memory.largest_fitting(est, pool, lambda s: s[0] % 8 == 0)
+    assert largest is not None and largest[0] % 8 == 0 and len(set(largest)) == 1
+    assert _memory.fits(est.scaled(largest), pool)
+    assert not _memory.fits(est.scaled((largest[0] + 8,) * 3), pool)
+    line = _memory.refusal(est, pool, "navier-stokes", largest)
+    assert line.startswith("n: a 1024^3 navier-stokes run needs about 8 GiB per device (64 GiB on 8 devices)"), line
+    assert f"the largest cube that fits is about {largest[0]}^3" in line and "\n" not in line
+    # an accelerator's own memory: per device
+    gpu = _memory.Pool(available=80 * 10 ** 9, share=1, kind="device")
+    assert "each device has 74.5 GiB available" in _memory.refusal(est.scaled((4096,) * 3), gpu, "navier-stokes",
+                                                                   None)
+    assert _memory.trivially_fits((16, 16, 16), 8, pool) and _memory.trivially_fits((4096,) * 3, 8, None)
