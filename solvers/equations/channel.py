@@ -62,8 +62,8 @@ def _turbulent(eq: Channel, amplitude: float, seed: int) -> jax.Array:
         s = kmm.solve(g.forward(noise) * low * off_mean, jnp.asarray(1e-2, g.dtype), 1.0) * off_mean
         u, _ = kmm.velocity(s)
         return s * (amplitude / jnp.sqrt(g.mean_square(u) / eq.dim))
-    if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (traced by the driver's checks)
-        return build(noise) + eq.state_from_tables()
+    if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (the driver's, or traced by its checks)
+        return jax.jit(build)(noise) + eq.state_from_tables()  # one program: eager, the solve is ~1000 small ones
     with jax.set_mesh(g.mesh):
         return jax.jit(build)(noise) + eq.state_from_tables()
 
@@ -184,7 +184,7 @@ class Channel(Equation):
             s = jnp.broadcast_to(s.astype(g.cdtype), g.spectral_shape)
             return g.reshard(jnp.stack([s] + [jnp.zeros_like(s)] * (kmm.fields - 1)), g.spectral_sharding(1))
         if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (traced by the driver's checks)
-            return build()
+            return jax.jit(build)()
         with jax.set_mesh(g.mesh):
             return jax.jit(build)()
 

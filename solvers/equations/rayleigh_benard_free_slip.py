@@ -96,7 +96,7 @@ class FreeSlip(RayleighBenard):
             sin = self.sines.dealias(self.sines.forward(jnp.stack(fields[d - 1:])))
             return self.project(jnp.concatenate([cos, sin]))
         if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (e.g. traced by the driver's checks)
-            return build(*g.coordinates())
+            return jax.jit(build)(*g.coordinates())
         with jax.set_mesh(g.mesh):
             return jax.jit(build)(*g.coordinates())
 
