@@ -9,10 +9,12 @@ module prints them with its flags (``--t-end``), from one table (:data:`FLAGS`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 
 EXIT_SNAPSHOT, EXIT_BAD_INPUT, EXIT_BLOW_UP = 1, 2, 3
@@ -286,6 +288,23 @@ def _print_dry_run(info: dict) -> None:
         print(f"  {key + ':':<{width + 1}} {value}")
 
 
+@contextlib.contextmanager
+def _warnings_as_lines():
+    """While a run goes: its warnings one line each (``python -m solvers: warning: ...``), above the progress bar
+    rather than inside it and without the source line that Python's default format adds."""
+    from tqdm import tqdm
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        tqdm.write(f"{PROG}: warning: {category.__name__}: {message}", file=file or sys.stderr)
+
+    old = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = old
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m solvers`` and the ``xfft-solve`` console script; returns the exit status (a
     malformed command line too: 2, after one line on stderr)."""
@@ -324,7 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._snapshots import SnapshotError
 
     try:
-        summary = simulate(cfg)
+        with _warnings_as_lines():
+            summary = simulate(cfg)
     except ConfigError as e:
         print(f"{prog}: error: {with_flags(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -105,3 +105,16 @@ def test_collapse_below_the_grid_warns(tmp_path):
     assert len(warned) == 1 and "--n" in str(warned[0].message)
     assert not res["resolved"] and res["first_passed"]["t"] == pytest.approx(0.6)
     assert res["first_passed"]["value"] > D.RESOLUTION_THRESHOLD and res["max"] >= res["first_passed"]["value"]
+
+
+def test_command_line_shows_the_warning_as_one_line(tmp_path, capsys):
+    """``python -m solvers run``: the warning is one stderr line naming the run's own fix, not Python's two-line
+    format with a source line inside the progress bar."""
+    from solvers.cli import main
+
+    assert main(["run", "schrodinger-poisson", "--ic", "gaussian-collapse", "--n", "32", "--dt", "0.01",
+                 "--t-end", "0.7", "--param", "G=1", "--param", "eps=2", "--out", str(tmp_path), "--no-plots"]) == 0
+    text = capsys.readouterr().err
+    err = [line for line in text.splitlines() if "warning" in line]
+    assert len(err) == 1 and err[0].startswith("python -m solvers: warning: ResolutionWarning: under-resolved"), err
+    assert "monitor.observe" not in text and "_run.py" not in text, text
