@@ -40,11 +40,11 @@ TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
 ENV_VERBOSE = "XFFT_VERBOSE"
 
-# Gloo's message, and the pieces of it that its threads' unsynchronised writes can interleave on one line
-# ("[Gloo] Rank 2 is connected to 3 peer ranks. Expected number of connected peer ranks is : [Gloo] Rank 33").
-_GLOO = re.compile(r"(\[Gloo\] Rank \d+| ?is connected to \d+ peer ranks\. "
-                   r"Expected number of connected peer ranks is : |\d+)+")
-_GLOO_STARTS = ("[Gloo] ", " is connected to ")
+# Gloo's connection message is written by several C++ threads, one ``<<`` at a time and unsynchronised, so the
+# pieces of two messages can interleave on one line ("[Gloo] Rank [Gloo] Rank 23 is connected to ..."): a line
+# made only of these pieces, numbers and spaces is Gloo's.
+_GLOO_PIECES = ("[Gloo] Rank ", " is connected to ", " peer ranks. ", "Expected number of connected peer ranks is : ")
+_GLOO_FILLER = set("0123456789 \0")
 PARTIAL_S = 0.05  # a partial line (no newline yet) is shown after this long without more output
 
 
@@ -173,14 +173,26 @@ class _Pump:
         stream.close()
 
 
+def _gloo_residue(line: str) -> str:
+    for piece in _GLOO_PIECES:
+        line = line.replace(piece, "\0")
+    return line
+
+
 def _may_be_gloo(line: str) -> bool:
     """True when the partial line ``line`` may still become a Gloo connection line."""
-    return any(start.startswith(line[:len(start)]) for start in _GLOO_STARTS)
+    rest = _gloo_residue(line)
+    for cut in range(min(len(rest), max(map(len, _GLOO_PIECES))), 0, -1):  # a piece still being written
+        if any(piece.startswith(rest[-cut:]) for piece in _GLOO_PIECES):
+            rest = rest[:-cut]
+            break
+    return set(rest) <= _GLOO_FILLER
 
 
 def _is_gloo(line: str) -> bool:
     """True when the whole line ``line`` is made only of Gloo's connection message (or pieces of it)."""
-    return "peer ranks" in line and _GLOO.fullmatch(line) is not None
+    rest = _gloo_residue(line)
+    return "\0" in rest and set(rest) <= _GLOO_FILLER
 
 
 def _end_open_line(target: IO[str], open_lines: dict, keep: _Pump | None = None) -> None:

@@ -206,6 +206,9 @@ def test_gloo_connection_lines_are_dropped_unless_verbose(tmp_path):
         print(f"[Gloo] Rank {rank} is connected to 1 peer ranks. Expected number of connected peer ranks is : "
               f"[Gloo] Rank {rank}1")
         print(" is connected to 1 peer ranks. Expected number of connected peer ranks is : 1")
+        print(f"[Gloo] Rank [Gloo] Rank {rank}{rank} is connected to  is connected to 11 peer ranks. "
+              "Expected number of connected peer ranks is : 1")
+        print("1 peer ranks. Expected number of connected peer ranks is : 1")
         print("[Gloo] something else")
         print("work")
     """)
