@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from .._grid import Grid
 from ..bases import Chebyshev, Cosine, Fourier, RealFourier, Sine, _tau
+from .poisson_walls import poisson_grid
 
 #: boundary condition of a non-wall axis -> basis
 _OTHER = {"periodic": Fourier, "dirichlet": Sine, "neumann": Cosine}
@@ -74,11 +74,7 @@ class PoissonChebyshev:
         bases += [_OTHER[b](n, (0.0, L)) for b, n, L in zip(bcs[1:], self.shape[1:], self.box_length[1:])]
         if nd == 3 and bcs[-1] == "periodic":  # a half spectrum: in 2D its n/2 + 1 modes rarely divide the mesh
             bases[-1] = RealFourier(self.shape[-1], (0.0, self.box_length[-1]))
-        dtype = jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype
-        try:
-            self.grid = Grid(bases, mesh, dtype=dtype, axis_names=("x", "y", "z")[:nd])
-        except ValueError as e:
-            raise ValueError(f"shape {self.shape} with bc {bcs}: {e}") from None
+        self.grid = poisson_grid(bases, mesh, dtype, bcs)
         self.mesh = self.grid.mesh
         self.sharding = self.grid.real_sharding()
 

@@ -17,6 +17,16 @@ from ..bases import Basis, Cosine, Fourier, RealFourier, Sine
 BC_BASES: dict[str, type[Basis]] = {"dirichlet": Sine, "neumann": Cosine, "periodic": Fourier}
 
 
+def poisson_grid(bases: list[Basis], mesh: Mesh | None, dtype, bcs: Sequence[str]) -> Grid:
+    """The grid of a wall Poisson solver (default dtype float64; axes named x, y, z); a ValueError names the shape
+    and the boundary conditions."""
+    dtype = jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype
+    try:
+        return Grid(bases, mesh, dtype=dtype, axis_names=("x", "y", "z")[:len(bases)])
+    except ValueError as e:
+        raise ValueError(f"shape {tuple(b.n for b in bases)} with bc {tuple(bcs)}: {e}") from None
+
+
 class PoissonWalls:
     """Spectral solver of ``lap(phi) - helmholtz * phi = f`` with one boundary condition per axis.
 
@@ -70,11 +80,7 @@ class PoissonWalls:
         bases = [BC_BASES[b](n, (0.0, L)) for b, n, L in zip(bcs, self.shape, self.box_length)]
         if bcs[-1] == "periodic":
             bases[-1] = RealFourier(self.shape[-1], (0.0, self.box_length[-1]))
-        dtype = jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype
-        try:
-            self.grid = Grid(bases, mesh, dtype=dtype, axis_names=("x", "y", "z")[:nd])
-        except ValueError as e:
-            raise ValueError(f"shape {self.shape} with bc {bcs}: {e}") from None
+        self.grid = poisson_grid(bases, mesh, dtype, bcs)
         self.mesh = self.grid.mesh
         self.sharding = self.grid.real_sharding()
 
