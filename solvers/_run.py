@@ -476,10 +476,11 @@ def _advance_clock(clock: _Clock, dts: list[float]) -> None:
 def _land(run: _Run, state, clock: _Clock, target: float, bound: float | None):
     """The step that lands exactly on ``target``."""
     dt = target - clock.t
-    state, energy = run.stepper.land_step(state, clock.t, dt)
-    clock.step, clock.t, clock.dt = clock.step + 1, target, dt
-    _check_energy(run, energy, clock, bound)
-    return state, energy
+    seg = run.stepper.land_step(state, clock.t, dt, _inf(bound))
+    if seg.steps:
+        clock.step, clock.t, clock.dt = clock.step + 1, target, dt
+    _check(run, seg, clock, bound)
+    return seg.state, seg.energy
 
 
 def _cfl_steps(run: _Run, state, clock: _Clock, budget: int, target: float, bound: float | None):

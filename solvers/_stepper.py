@@ -15,9 +15,11 @@ Time-step rules (``Control``):
   ``cfl / rate`` when it leaves the band, as DNS codes do: the coefficients are rebuilt only then.
 
 Clock: the host keeps the time in float64 (the sum of the steps' dt, as before); a step that would land on a stop
-time is never taken on the device: the loop stops about one step before it (the device's own clock is only
-compared with a margin), and the host takes the last steps, deciding the landing in float64 exactly as the host
-loop did. So the steps taken, and hence a resumed run, do not depend on where the segments start.
+time is never taken inside a longer segment: the loop stops about one step before it (the device's own clock is
+only compared with a margin), and the host takes the last steps, deciding the landing in float64 exactly as the
+host loop did. So the steps taken, and hence a resumed run, do not depend on where the segments start. The landing
+step is a segment of one step whose dt the host forces (``dt_force``): the same compiled program, so a short run
+compiles one step program, not two.
 """
 
 from __future__ import annotations
@@ -80,17 +82,18 @@ class Stepper:
     def __init__(self, integ, control: Control):
         self.integ, self.eq, self.control = integ, integ.equation, control
         self._segment = jax.jit(self.segment, donate_argnums=0)
-        self._land = jax.jit(self.land, donate_argnums=0)
         self._coefficients = jax.jit(integ.coefficients)
         self._coef_cache: tuple[float, Any] | None = None
 
     # ----- device programs ------------------------------------------------------------------------
-    def choose(self, rate: jax.Array | None, dt_band: jax.Array, remaining: jax.Array):
-        """``(dt, go, (reason, dt_next))`` for the next step from the state's rate (see the module's rules)."""
+    def choose(self, rate: jax.Array | None, dt_band: jax.Array, remaining: jax.Array, dt_force: jax.Array):
+        """``(dt, go, (reason, dt_next))`` for the next step from the state's rate (see the module's rules);
+        ``dt_force > 0`` is taken as it is (a landing step)."""
         c = self.control
         real = remaining.dtype
+        forced = dt_force > 0
         if c.dt is not None:
-            dt = jnp.asarray(c.dt, real)
+            dt = jnp.where(forced, dt_force, jnp.asarray(c.dt, real))
             return dt, jnp.array(True), (jnp.int32(RAN), dt)
         cand = jnp.where(rate > 0, c.cfl / jnp.where(rate > 0, rate, 1), jnp.inf).astype(real)
         cand = jnp.minimum(cand, jnp.asarray(c.dt_cap, real))
@@ -103,24 +106,27 @@ class Stepper:
             change, dt = jnp.array(False), cand
         reason = jnp.where(~jnp.isfinite(rate), NONFINITE, jnp.where(
             ~jnp.isfinite(cand), AT_REST, jnp.where(change, NEW_DT, jnp.where(remaining <= 1.5 * dt, NEAR_STOP, RAN))))
+        dt = jnp.where(forced, dt_force, dt)
+        reason = jnp.where(forced & jnp.isfinite(rate), RAN, reason)
         return dt, reason == RAN, (reason.astype(jnp.int32), dt)
 
-    def segment(self, state, t, dt_band, coeffs, n, remaining, bound):
+    def segment(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force):
         """Up to ``n`` steps (``n <= MAX_SEGMENT``) in one ``lax.while_loop``; stops early before a step that
         would come within 1.5 steps of ``remaining`` (the time to the next stop), where dt must change (band
-        rule), on a non-finite state, or where the energy passes ``bound``.
+        rule), on a non-finite state, or where the energy passes ``bound``. ``dt_force > 0``: every step takes
+        that dt (the host's landing step, ``n = 1``).
 
         Returns ``(state, t, steps, status, dts, dt_next, energy)``.
         """
         c, eq, integ = self.control, self.eq, self.integ
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
-        t, dt_band, remaining = (jnp.asarray(v, real) for v in (t, dt_band, remaining))
+        t, dt_band, remaining, dt_force = (jnp.asarray(v, real) for v in (t, dt_band, remaining, dt_force))
         want_rate = c.dt is None
 
         def body(carry):
             state, t, s, comp, i, _, dts, _, energy = carry
             state, dt, go, (reason, dt_next) = integ.controlled_step(
-                state, t, coeffs, lambda r: self.choose(r, dt_band, remaining - s), rate=want_rate)
+                state, t, coeffs, lambda r: self.choose(r, dt_band, remaining - s, dt_force), rate=want_rate)
             y = dt - comp  # Kahan: the elapsed time s keeps its rounding error, not n of them
             s_new = s + y
             comp = jnp.where(go, (s_new - s) - y, comp)
@@ -143,11 +149,6 @@ class Stepper:
             energy = eq.energy(state).astype(real)
         return state, t, i, status, dts, dt_next, energy
 
-    def land(self, state, t, dt, coeffs):
-        """One plain step of ``dt`` (landing on a stop time) and the energy after it."""
-        state = self.integ.step(state, t, dt, coeffs)
-        return state, self.eq.energy(state)
-
     # ----- host side --------------------------------------------------------------------------------
     def coefficients(self, dt: float):
         """The integrator's coefficients for ``dt`` (one program, cached for the last dt)."""
@@ -155,22 +156,21 @@ class Stepper:
             self._coef_cache = (dt, self._coefficients(dt))
         return self._coef_cache[1]
 
-    def run_segment(self, state, t: float, dt_band: float, n: int, remaining: float, bound: float) -> Segment:
+    def run_segment(self, state, t: float, dt_band: float, n: int, remaining: float, bound: float,
+                    dt_force: float = 0.0) -> Segment:
         """One segment (see :meth:`segment`) from host values; ``remaining`` may be ``inf``."""
-        coeffs = self.coefficients(self.control.dt if self.control.dt is not None else dt_band) \
-            if self.integ.dt_coefficients else ()
-        if self.integ.dt_coefficients and self.control.dt is None and dt_band <= 0:
-            coeffs = self.coefficients(1.0)  # any: the first step only chooses dt (NEW_DT) and stops
-        out = self._segment(state, t, dt_band, coeffs, min(int(n), MAX_SEGMENT), remaining, bound)
+        coeffs = ()
+        if self.integ.dt_coefficients:
+            dt = dt_force if dt_force > 0 else self.control.dt if self.control.dt is not None else dt_band
+            coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
+        out = self._segment(state, t, dt_band, coeffs, min(int(n), MAX_SEGMENT), remaining, bound, dt_force)
         steps, status, dts, dt_next, energy = jax.device_get(out[2:])  # one transfer per segment
         steps = int(steps)
         return Segment(out[0], steps, [float(v) for v in dts[:steps]], int(status), float(dt_next), float(energy))
 
-    def land_step(self, state, t: float, dt: float) -> tuple[Any, float]:
-        """A single step of exactly ``dt`` (coefficients for ``dt``); returns the state and its energy."""
-        coeffs = self.coefficients(dt) if self.integ.dt_coefficients else ()
-        state, energy = self._land(state, t, dt, coeffs)
-        return state, float(energy)
+    def land_step(self, state, t: float, dt: float, bound: float) -> Segment:
+        """A single step of exactly ``dt`` (coefficients for ``dt``): a segment of one forced step."""
+        return self.run_segment(state, t, 0.0, 1, math.inf, bound, dt_force=dt)
 
     def fixed_steps_before(self, t: float, target: float, limit: int) -> int:
         """Fixed dt: how many whole steps the host loop took from ``t`` before the one landing on ``target``."""

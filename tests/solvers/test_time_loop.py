@@ -75,7 +75,7 @@ def test_step_program_has_no_host_callbacks(meshes):
     grid, eq, integ, controller = build(cfg, res, meshes["slab"])
     stepper = Stepper(integ, control_for(integ, controller, integ.stable_dt(), False))
     with jax.set_mesh(grid.mesh):
-        lowered = jax.jit(stepper.segment).lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf)
+        lowered = jax.jit(stepper.segment).lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf, 0.0)
         texts = (lowered.as_text(), lowered.compile().as_text())
     assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
     for text in texts:  # no Python callback custom call, no host transfer instruction
