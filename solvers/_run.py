@@ -29,7 +29,7 @@ from . import _memory, io
 from ._config import ConfigError, Resolved, RunConfig, check_output_dir, declared, legacy_physics, resolve
 from ._grid import Grid
 from ._params import as_initial_condition
-from ._resolution import ResolutionMonitor
+from ._record import Recorder
 from ._stepper import AT_REST, BOUND, MAX_SEGMENT, NEAR_STOP, NEW_DT, NONFINITE, Segment, Stepper, control_for
 from .integrators import INTEGRATORS, CFLStep, FixedStep
 
@@ -297,7 +297,7 @@ class _Run:
     out: Path
     lead: bool
     ckpt: io.Checkpoints
-    record: Callable[[Any, int, float, float], dict]
+    record: Recorder
     outputs: list
     stepper: Stepper
     f_energy: Callable
@@ -332,21 +332,7 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     diag_log = io.CsvLog(out / "diagnostics.csv", ["step", "t", "dt"] + names)
     shells = spec_shape.shape[0] if has_spec else 0  # no spectra.csv where the equation has no spectrum
     spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(shells)])
-    f_diag, f_spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
-    monitor = ResolutionMonitor(warn=lead)
-
-    def record(state, step: int, t: float, dt: float) -> dict:
-        d, spec = jax.device_get((f_diag(state, t, dt), f_spec(state) if has_spec else None))  # one transfer
-        d = {k: float(v) for k, v in d.items()}
-        monitor.observe(d, step, t)  # warns once when the run leaves its resolution
-        if lead:
-            diag_log.write({"step": step, "t": t, "dt": dt, **d})
-            if spec is not None:
-                spec_log.write({"step": step, "t": t, **{f"E_{j}": float(v) for j, v in enumerate(spec)}})
-        return d
-
-    record.logs = (diag_log, spec_log)
-    record.resolution = monitor
+    record = Recorder(eq, diag_log, spec_log, lead, has_spec)
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
     control = control_for(integ, controller, integ.stable_dt(), getattr(eq, "energy_bound", None) is not None)
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
@@ -430,6 +416,7 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
     bound = _energy_bound(run, state)
     bar = _progress(cfg, clock.t, t_end, run.lead)
     stepper, fixed = run.stepper, run.stepper.control.dt
+    rows = False
     try:
         while t_end - clock.t > 0 and (cfg.max_steps is None or clock.step < cfg.max_steps):
             target = _next_stop(run, clock.t, t_end)
@@ -450,17 +437,25 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
                 state, energy, landed = _cfl_steps(run, state, clock, budget, target, bound)
             last = landed and target == t_end
             if clock.step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
-                clock.final = run.record(state, clock.step, clock.t, clock.dt)
+                run.record.submit(state, clock.step, clock.t, clock.dt)  # written while the next segment runs
+                rows = True
             if cfg.checkpoint_every and clock.step % cfg.checkpoint_every == 0:
+                run.record.flush()  # every row up to a checkpoint is on disk before it
                 run.save(state, clock)
             for o in run.outputs:
                 o.after_step(state, clock.step, clock.t, last)
             if bar is not None:
                 bar.update(clock.t - t0)
                 bar.set_postfix_str(f"step {clock.step}, E={energy:.6g}, dt={clock.dt:.3g}", refresh=False)
+    except BlowUpError:
+        run.record.flush()  # the rows computed before a blow-up are finished work
+        raise
     finally:
         if bar is not None:
             bar.close()
+    run.record.flush()
+    if rows:
+        clock.final = run.record.last
     return state, clock
 
 

@@ -262,7 +262,7 @@ class Equation(abc.ABC):
 
     def fuses_rate(self) -> bool:
         """True where :meth:`nonlinear_with_rate` takes the rate from the nonlinear term's own physical fields
-        (then a Runge-Kutta stage loop evaluates it at every stage and keeps the first)."""
+        (the driver's step computes it in the first stage only)."""
         return False
 
     def diagnostics(self, state: State, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:

@@ -3,6 +3,7 @@
 import math
 from fractions import Fraction
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -80,3 +81,41 @@ def test_lsrk4_stability_polynomial_and_radius():
     radius = x[np.argmax(np.abs(r(-x)) > 1 + 1e-12)]
     assert radius == pytest.approx(4.6567, abs=1e-4)
     assert LSRK4.linear_stability_radius <= radius < LSRK4.linear_stability_radius + 0.01
+
+
+def test_the_drivers_step_is_the_plain_step(meshes):
+    """``controlled_step`` (the driver's: first evaluation with the CFL rate, dt chosen, then ``finish``) takes
+    the same step as ``step`` for every scheme, to round-off, and returns the rate the equation computes alone."""
+    from solvers.equations.navier_stokes_2d import NavierStokes2D
+
+    eq = NavierStokes2D(SpectralGrid(32, meshes["slab"], ndim=2, dtype=jnp.float64), nu=0.01)
+    s0 = eq.initial_state("random", seed=1)
+    with jax.set_mesh(eq.grid.mesh):
+        rate = float(jax.jit(eq.max_rate)(s0))
+        for name, cls in INTEGRATORS.items():
+            try:
+                integ = cls(eq)
+            except TypeError:
+                continue  # a scheme for another kind of equation
+            dt = 0.5 / rate
+            c = jax.jit(integ.coefficients)(dt)
+            got, r, go = _drivers_step(integ, s0, c, dt)
+            ref = jax.jit(integ.step)(s0, 0.0, dt, c)
+            assert bool(go) and float(r) == pytest.approx(rate, rel=1e-13), name
+            scale = float(jnp.max(jnp.abs(ref - s0)))
+            assert scale > 0 and float(jnp.max(jnp.abs(got - ref))) < 1e-12 * scale, name
+
+
+def _drivers_step(integ, state, coeffs, dt):
+    """``integ.controlled_step`` with ``dt`` chosen (jitted): the new state, the rate it saw, ``go``."""
+    seen = {}
+
+    def choose(r):
+        seen["r"] = r
+        return jnp.asarray(dt), jnp.array(True), ()
+
+    def driver(s, c):
+        out, _, go, _ = integ.controlled_step(s, 0.0, c, choose)
+        return out, seen["r"], go
+
+    return jax.jit(driver)(state, coeffs)
