@@ -17,8 +17,11 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(PY) -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 --t-end 20 --checkpoint-every 200 --out runs/tgv --overwrite
 
+# Two workers for the single-process tests (compiles and runs overlap on the 2-core CI machine), then the
+# multi-process and cluster tests alone, so that their deadlines see an otherwise idle machine.
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 -m "not serial"
+	$(PY) -m pytest -q -m serial
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

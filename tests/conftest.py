@@ -4,6 +4,7 @@ Tests always pass explicit dtypes; float64 is enabled so the float64 cases are r
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 _flag = "--xla_force_host_platform_device_count=8"
@@ -15,3 +16,18 @@ import jax  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 assert jax.device_count() == 8, f"tests need 8 CPU devices, got {jax.devices()}"
+
+
+_SERIAL_DIRS = {"multiprocess", "cluster"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Multi-process and cluster tests (their own processes, deadlines in seconds) are marked ``serial``:
+    ``make test`` runs the rest on two pytest workers, then these alone (see the README, "Tests")."""
+    import pytest
+
+    here = Path(__file__).resolve().parent
+    for item in items:
+        parts = Path(item.path).resolve().relative_to(here).parts
+        if parts and parts[0] in _SERIAL_DIRS:
+            item.add_marker(pytest.mark.serial)
