@@ -83,12 +83,13 @@ def test_lsrk4_stability_polynomial_and_radius():
     assert LSRK4.linear_stability_radius <= radius < LSRK4.linear_stability_radius + 0.01
 
 
-def test_the_drivers_step_is_the_plain_step(meshes):
+def test_the_drivers_step_is_the_plain_step():
     """``controlled_step`` (the driver's: first evaluation with the CFL rate, dt chosen, then ``finish``) takes
-    the same step as ``step`` for every scheme, to round-off, and returns the rate the equation computes alone."""
+    the same step as ``step`` for every scheme, to round-off, and returns the rate the equation computes alone
+    (one device: the algebra of the schemes; the sharded driver is tested in ``test_time_loop.py``)."""
     from solvers.equations.navier_stokes_2d import NavierStokes2D
 
-    eq = NavierStokes2D(SpectralGrid(32, meshes["slab"], ndim=2, dtype=jnp.float64), nu=0.01)
+    eq = NavierStokes2D(SpectralGrid(32, None, ndim=2, dtype=jnp.float64), nu=0.01)
     s0 = eq.initial_state("random", seed=1)
     with jax.set_mesh(eq.grid.mesh):
         rate = float(jax.jit(eq.max_rate)(s0))
