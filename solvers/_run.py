@@ -115,8 +115,8 @@ def _build(cfg: RunConfig, res: Resolved, mesh=None, always_estimate: bool = Fal
         grid = _grid(cfg, res, shp, mesh)
     except ValueError as e:
         raise ConfigError(f"n/mesh: a {cfg.mesh} mesh of {mesh.size if mesh is not None else jax.device_count()} "
-                          f"devices cannot hold a {_memory.shape_text(shp)} grid (dealias {cfg.dealias}): {e}",
-                          fields=("n", "mesh")) from None
+                          f"devices cannot hold a {_memory.shape_text(shp)} grid (dealias {cfg.dealias}): {e}"
+                          f"{_nearest_sizes(cfg, res, shp, mesh)}", fields=("n", "mesh")) from None
     try:
         eq = res.cls(grid, **res.eq_params)
     except (TypeError, ValueError) as e:
@@ -134,6 +134,26 @@ def _build(cfg: RunConfig, res: Resolved, mesh=None, always_estimate: bool = Fal
                               "fixed time step dt", fields=("cfl", "dt"))
     controller = FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
     return (grid, eq, integ, controller), est
+
+
+def _nearest_sizes(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, reach: int = 16) -> str:
+    """For a grid of equal sizes that ``mesh`` cannot hold: "; nearest sizes this mesh holds: A or B" (the closest
+    equal sizes below and above within ``reach``), else ""."""
+    if mesh is None or len(set(shape)) != 1:
+        return ""
+
+    def holds(n: int) -> bool:
+        try:
+            _grid(cfg, res, (n,) * len(shape), mesh)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    n = shape[0]
+    below = next((m for m in range(n - 1, max(n - reach, 1), -1) if holds(m)), None)
+    above = next((m for m in range(n + 1, n + reach) if holds(m)), None)
+    found = [str(m) for m in (below, above) if m is not None]
+    return f"; nearest sizes this mesh holds: {' or '.join(found)}" if found else ""
 
 
 def _grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh) -> Grid:

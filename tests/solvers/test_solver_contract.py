@@ -30,6 +30,8 @@ BAD = [  # (argv, text the one-line message must contain)
     (NS + ["--re", "-5"], "--re must be positive"),
     (NS + ["--nu", "0.1", "--param", "nu=0.2"], "--nu and --param nu both given"),
     (["run", "navier-stokes", "--n", "12"], "--n/--mesh: a slab mesh of 8 devices cannot hold a 12^3 grid"),
+    (["run", "navier-stokes", "--n", "30"], "none of their sizes (30, 30, 30) is divisible by 8 (JAX shards arrays "
+     "evenly); nearest sizes this mesh holds: 24 or 32"),
     (NS[:2] + ["--n", "15"], "--n: grid sizes must be even integers >= 4"),
     (NS[:2] + ["--n", "16", "16"], "--n: navier-stokes runs on 3D grids"),
     (NS + ["--box-length", "1", "2"], "--box-length: navier-stokes runs on 3D grids"),
