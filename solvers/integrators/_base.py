@@ -63,14 +63,12 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         return self.finish(state, first, t, dt, coeffs)
 
     def first_evaluation(self, state: State, t: jax.Array, rate: bool) -> tuple[State | None, jax.Array | None]:
-        """The part of a step that does not depend on ``dt``: the nonlinear term at ``state`` (``L u + N(u, t)``
-        for schemes explicit in ``L``, :attr:`explicit_linear`; None for schemes whose first evaluation needs
-        ``dt``), and, if ``rate``, the equation's advective rate of ``state`` (from the same physical fields where
-        the equation provides :meth:`~solvers.Equation.nonlinear_with_rate`).
+        """The part of a step that does not depend on ``dt``: the nonlinear term at ``state`` (None for schemes
+        whose first evaluation needs ``dt``), and, if ``rate``, the equation's advective rate of ``state`` (from
+        the same physical fields where the equation provides :meth:`~solvers.Equation.nonlinear_with_rate`).
 
         The driver chooses ``dt`` from that rate and then calls :meth:`finish`, so the CFL rate costs no transform
-        of its own, and the rest of the step (a loop over the later stages) computes no rate: one cross-device
-        reduction per step."""
+        of its own."""
         eq = self.equation
         n, r = eq.nonlinear_with_rate(state, t) if rate else (eq.nonlinear(state, t), None)
         if self.explicit_linear:
@@ -130,6 +128,52 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         """``L y + N(y, t)`` for one stage of an explicit scheme (a real ``L`` scales without a complex copy)."""
         return tree_add(apply_linear_lean(lin, y), self.equation.nonlinear(y, t))
 
+    def stage_rhs_and_rate(self, lin: State, y: State, t: jax.Array, rate: jax.Array | None
+                           ) -> tuple[State, jax.Array | None]:
+        """:meth:`stage_rhs` and the advective rate of ``y``: from the nonlinear term's own physical fields where
+        the equation fuses them (:func:`fuses_rate`), else ``rate`` (computed once before the stage loop)."""
+        if rate is None or not fuses_rate(self.equation):
+            return self.stage_rhs(lin, y, t), rate
+        n, r = self.equation.nonlinear_with_rate(y, t)
+        return tree_add(apply_linear_lean(lin, y), n), r
+
+    def stage_loop(self, state: State, t: jax.Array, choose: Callable, rate: bool, offsets: jax.Array,
+                   update: Callable, init: tuple) -> tuple[tuple, jax.Array, jax.Array, Any]:
+        """The stage loop of a Runge-Kutta scheme whose dt is chosen at stage 0 (``controlled_step``).
+
+        ``update(i, regs, f, dt, go) -> regs`` folds stage ``i``'s right-hand side ``f`` into the registers
+        (``init``); stage ``i`` evaluates at ``t + offsets[i] dt`` and ``offsets[0]`` is 0, so ``choose`` sees the
+        rate of ``state`` before any dt is needed. Where ``go`` is False only stage 0 runs and ``update`` must
+        leave the result unchanged. One ``lax.while_loop`` over the stages (the nonlinear term is traced once).
+        """
+        lin = self.equation.linear()
+        stages = offsets.shape[0]
+        r0 = self.equation.max_rate(state) if rate and not fuses_rate(self.equation) else None
+        real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
+        probe = jnp.zeros((), real) if rate else None
+        _, _, aux0 = jax.eval_shape(choose, probe)
+        aux0 = jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), aux0)
+
+        def body(carry):
+            i, n, regs, dt, go, aux = carry
+            first = i == 0
+            y, ti = regs[0], t + offsets[i] * dt
+            if rate and r0 is None:  # the rate from the stage's own fields, reduced in the first stage only
+                f, r = jax.lax.cond(first, lambda y, ti: self.stage_rhs_and_rate(lin, y, ti, probe),
+                                    lambda y, ti: (self.stage_rhs(lin, y, ti), probe), y, ti)
+            else:
+                f, r = self.stage_rhs_and_rate(lin, y, ti, r0)
+            dt_i, go_i, aux_i = choose(r)
+            dt = jnp.where(first, jnp.asarray(dt_i, real), dt)
+            go = jnp.where(first, go_i, go)
+            aux = jax.tree.map(lambda a, b: jnp.where(first, b, a), aux, aux_i)
+            n = jnp.where(first, jnp.where(go, stages, 1), n)
+            return i + 1, n, update(i, regs, f, dt, go), dt, go, aux
+
+        start = (jnp.int32(0), jnp.int32(stages), init, jnp.zeros((), real), jnp.array(False), aux0)
+        _, _, regs, dt, go, aux = jax.lax.while_loop(lambda c: c[0] < c[1], body, start)
+        return regs, dt, go, aux
+
     @staticmethod
     def stage_table(state: State, *rows) -> jax.Array:
         """Per-stage coefficients ``rows`` as one array of the state's real dtype (indexed inside a stage loop)."""
@@ -145,6 +189,12 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 
     #: |dt * lambda| limit of the explicit scheme on the negative real axis (RK4: 2.78).
     linear_stability_radius: ClassVar[float] = float("inf")
+
+
+def fuses_rate(equation: Equation) -> bool:
+    """Whether ``equation`` computes its advective rate from its nonlinear term's physical fields
+    (:meth:`~solvers.Equation.nonlinear_with_rate` overridden)."""
+    return bool(getattr(equation, "fuses_rate", lambda: False)())
 
 
 def apply_linear_lean(lin: State, state: State) -> State:

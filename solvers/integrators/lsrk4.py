@@ -79,3 +79,18 @@ class LSRK4(Integrator):
             return jax.tree.map(lambda x, d: (x + table[1, i] * d).astype(x.dtype), u, du), du
 
         return jax.lax.fori_loop(1, len(A), stage, (u, du))[0]
+
+    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
+        """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
+        table = self.stage_table(state, A, B, C)
+
+        def update(i, regs, f, dt, go):
+            u, du = regs
+            du = jax.tree.map(lambda d, y: (table[0, i] * d + dt * y).astype(d.dtype), du, f)
+            u = jax.tree.map(lambda x, d: jnp.where(go, (x + table[1, i] * d).astype(x.dtype), x), u, du)
+            return u, du
+
+        du0 = jax.tree.map(jnp.zeros_like, state)
+        (u, _), dt, go, aux = self.stage_loop(state, t, choose, rate, table[2], update, (state, du0))
+        return u, dt, go, aux
+

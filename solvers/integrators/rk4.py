@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from .._tree import State
 from ._base import Integrator
@@ -56,3 +57,15 @@ class RK4(Integrator):
             return jax.tree.map(lambda u, x: u + (table[2, i] * dt) * x, state, k), acc
 
         return jax.lax.fori_loop(1, 4, stage, (y, acc))[1]
+
+    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
+        """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
+        table = self.stage_table(state, _C, _W, _NEXT)
+
+        def update(i, regs, k, dt, go):
+            y, acc = regs
+            acc = jax.tree.map(lambda a, x: jnp.where(go, a + (table[1, i] * dt) * x, a), acc, k)
+            return jax.tree.map(lambda u, x: u + (table[2, i] * dt) * x, state, k), acc
+
+        (_, out), dt, go, aux = self.stage_loop(state, t, choose, rate, table[0], update, (state, state))
+        return out, dt, go, aux
