@@ -28,6 +28,7 @@ def pytest_collection_modifyitems(config, items):
 
     here = Path(__file__).resolve().parent
     for item in items:
-        parts = Path(item.path).resolve().relative_to(here).parts
+        path = Path(item.path).resolve()
+        parts = path.relative_to(here).parts if path.is_relative_to(here) else ()
         if parts and parts[0] in _SERIAL_DIRS:
             item.add_marker(pytest.mark.serial)

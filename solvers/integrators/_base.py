@@ -144,7 +144,10 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         ``update(i, regs, f, dt, go) -> regs`` folds stage ``i``'s right-hand side ``f`` into the registers
         (``init``); stage ``i`` evaluates at ``t + offsets[i] dt`` and ``offsets[0]`` is 0, so ``choose`` sees the
         rate of ``state`` before any dt is needed. Where ``go`` is False only stage 0 runs and ``update`` must
-        leave the result unchanged. One ``lax.while_loop`` over the stages (the nonlinear term is traced once).
+        leave the result unchanged. One ``lax.while_loop`` over the stages, so the register updates stay in place (a
+        first stage taken out of the loop kept one more state alive). Where the equation fuses the CFL rate into its
+        nonlinear term, a ``lax.cond`` evaluates the rate (a reduction across devices) in the first stage only; the
+        nonlinear term is then traced twice, once in each branch.
         """
         lin = self.equation.linear()
         stages = offsets.shape[0]
