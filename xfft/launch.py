@@ -44,6 +44,7 @@ ENV_VERBOSE = "XFFT_VERBOSE"
 # pieces of two messages can interleave on one line ("[Gloo] Rank [Gloo] Rank 23 is connected to ..."): a line
 # made only of these pieces, numbers and spaces is Gloo's.
 _GLOO_PIECES = ("[Gloo] Rank ", " is connected to ", " peer ranks. ", "Expected number of connected peer ranks is : ")
+_GLOO_MARKS = (_GLOO_PIECES[0], _GLOO_PIECES[3])  # pieces no program prints by accident
 _GLOO_FILLER = set("0123456789 \0")
 PARTIAL_S = 0.05  # a partial line (no newline yet) is shown after this long without more output
 
@@ -134,6 +135,10 @@ class _Pump:
             else:
                 self.open_lines[id(target)] = self  # no newline yet: another writer ends this line first
 
+    def clean(self, text: str) -> str:
+        """``text`` without pieces of Gloo's message written into it (``quiet`` only)."""
+        return _strip_gloo(text) if self.quiet else text
+
     def close(self) -> None:
         """End this rank's open line, if any (the stream reached its end)."""
         with self.lock:
@@ -151,7 +156,7 @@ class _Pump:
                 # Nothing more for a moment (a progress bar, print(..., end="")): show what there is, unless it
                 # may still become a Gloo line.
                 if not (self.quiet and not self.started and _may_be_gloo(line)):
-                    self.write(line, "")
+                    self.write(self.clean(line), "")
                     line = ""
                     continue
             try:
@@ -161,14 +166,14 @@ class _Pump:
             for piece in re.split(r"([\r\n])", decoder.decode(chunk, final=not chunk)):
                 if piece in ("\n", "\r"):
                     if not (self.quiet and not self.started and _is_gloo(line)):
-                        self.write(line, piece)
+                        self.write(self.clean(line), piece)
                     line = ""
                 else:
                     line += piece
             if not chunk:
                 break
         if line:
-            self.write(line, "\n")
+            self.write(self.clean(line), "\n")
         self.close()
         stream.close()
 
@@ -187,6 +192,21 @@ def _may_be_gloo(line: str) -> bool:
             rest = rest[:-cut]
             break
     return set(rest) <= _GLOO_FILLER
+
+
+def _strip_gloo(line: str) -> str:
+    """``line`` without the pieces of Gloo's message that a C++ thread wrote into the program's own line.
+
+    Gloo's threads write to the same stdout as the program, unsynchronised, so a printed line can come out as
+    ``"[Gloo] Rank LOADED True"`` (the rest of Gloo's message on the next line, which :func:`_is_gloo` drops).
+    Only a line that holds one of Gloo's unmistakable pieces (``"[Gloo] Rank "``, ``"Expected number of ..."``)
+    loses them; other text that happens to read ``" is connected to "`` is kept.
+    """
+    if not any(piece in line for piece in _GLOO_MARKS):
+        return line
+    for piece in _GLOO_PIECES:
+        line = line.replace(piece, "")
+    return line
 
 
 def _is_gloo(line: str) -> bool:
