@@ -83,6 +83,8 @@ class Grid:
         if len(self.axis_names) != self.ndim or len(set(self.axis_names)) != self.ndim:
             raise ValueError(f"axis_names must name each of the {self.ndim} axes once, got {axis_names!r}")
         self.shape = tuple(b.n for b in self.bases)
+        #: modes per axis: the resolution (``shape`` unless an axis keeps fewer modes than it has points)
+        self.modes = tuple(getattr(b, "kept_modes", b.n) for b in self.bases)
         self.spectral_shape = tuple(b.size for b in self.bases)
         self.dtype = jnp.dtype(dtype)
         if not jnp.issubdtype(self.dtype, jnp.floating):
@@ -287,6 +289,19 @@ class Grid:
         """Per-axis 0/1 dealiasing factors (broadcastable): their product is :meth:`dealias_mask`."""
         rule = self.dealias_rule if rule is None else rule
         return [self.spectral_along(b.keep(rule).astype(float), d) for d, b in enumerate(self.bases)]
+
+    @property
+    def stored_on_more_points(self) -> bool:
+        """True when an axis holds fewer modes than it has points (:attr:`modes` differs from :attr:`shape`)."""
+        return self.modes != self.shape
+
+    def truncate(self, f_hat: jax.Array) -> jax.Array:
+        """``f_hat`` without the coefficients that a grid of :attr:`modes` points does not have (``f_hat`` itself
+        when every axis has as many modes as points). An initial condition built on the points goes through it,
+        so the state holds exactly the modes of the grid."""
+        if not self.stored_on_more_points:
+            return f_hat
+        return rmul(functools.reduce(lambda a, b: a * b, self.keep_tables("none")), f_hat)
 
     def dealias_mask(self) -> jax.Array:
         """1 for kept coefficients, 0 for removed ones (the grid's rule on every axis)."""

@@ -25,7 +25,7 @@ import numpy as np
 
 import xfft
 
-from . import _memory, io
+from . import _memory, _points, io
 from ._config import ConfigError, Resolved, RunConfig, check_output_dir, declared, legacy_physics, resolve
 from ._grid import Grid
 from ._params import as_initial_condition
@@ -112,11 +112,13 @@ def _build(cfg: RunConfig, res: Resolved, mesh=None, always_estimate: bool = Fal
         mesh = choose_mesh(cfg, res)[0] if tune else _first_mesh(cfg, res)
     try:
         mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh)
-        grid = _grid(cfg, res, shp, mesh)
+        prefer = _points.checkpoint_points(res.out / "checkpoints") if cfg.resume else None
+        grid = _grid(cfg, res, shp, mesh, prefer)
     except ValueError as e:
         raise ConfigError(f"n/mesh: a {cfg.mesh} mesh of {mesh.size if mesh is not None else jax.device_count()} "
                           f"devices cannot hold a {_memory.shape_text(shp)} grid (dealias {cfg.dealias}): {e}"
-                          f"{_nearest_sizes(cfg, res, shp, mesh)}", fields=("n", "mesh")) from None
+                          f"{_nearest_sizes(cfg, res, shp, mesh)}{_points_hint(cfg, res)}", fields=("n", "mesh")) \
+            from None
     try:
         eq = res.cls(grid, **res.eq_params)
     except (TypeError, ValueError) as e:
@@ -126,7 +128,7 @@ def _build(cfg: RunConfig, res: Resolved, mesh=None, always_estimate: bool = Fal
     except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
         raise ConfigError(f"integrator {res.integrator} cannot advance {label}: {e}", fields=("integrator",)) \
             from None
-    est = _check_memory(cfg, res, grid.mesh, always_estimate)
+    est = _check_memory(cfg, res, grid.mesh, always_estimate, grid.shape)
     with jax.set_mesh(grid.mesh):
         _check_initial_condition(eq, res)
         if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
@@ -156,18 +158,50 @@ def _nearest_sizes(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, 
     return f"; nearest sizes this mesh holds: {' or '.join(found)}" if found else ""
 
 
-def _grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh) -> Grid:
-    """The equation's grid of ``shape`` on ``mesh`` (ValueError: the sizes or the mesh do not suit it)."""
+def _points_hint(cfg: RunConfig, res: Resolved) -> str:
+    if cfg.dealias == "none" and _points.takes_points(res.cls.grid_for):
+        return ("; with dealias 2/3 or 3/2 the grid's modes would be held on more points that the mesh splits "
+                "(without dealiasing, products alias differently there)")
+    return ""
+
+
+def _grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, prefer: tuple[int, ...] | None = None
+          ) -> Grid:
+    """The equation's grid of ``shape`` on ``mesh`` (ValueError: the sizes or the mesh do not suit it).
+
+    Where the mesh cannot split ``shape`` and the equation's grid can hold its modes on more points
+    (:mod:`solvers._points`), the grid on the fewest points the mesh can split; ``prefer`` (the points of the
+    checkpoint a run resumes) first, where the mesh holds it.
+    """
     res.cls.check_shape(shape, res.eq_params)
-    return res.cls.grid_for(shape, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
-                            backend=cfg.backend, params=res.eq_params)
+    kw = dict(box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias, backend=cfg.backend,
+              params=res.eq_params)
+    if not _points.takes_points(res.cls.grid_for):
+        return res.cls.grid_for(shape, mesh, **kw)
+    if prefer is not None and tuple(prefer) != tuple(shape):
+        try:
+            return res.cls.grid_for(shape, mesh, points=tuple(prefer), **kw)
+        except ValueError:
+            pass
+    try:
+        return res.cls.grid_for(shape, mesh, **kw)
+    except ValueError:
+        if cfg.dealias == "none":
+            raise
+        grid = _points.storage_points(shape, lambda p: res.cls.grid_for(shape, mesh, points=p, **kw))
+        if grid is None:
+            raise
+        return grid
 
 
-def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False) -> _memory.Estimate | None:
+def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False,
+                  points: tuple[int, ...] | None = None) -> _memory.Estimate | None:
     """Refuse a run whose devices cannot hold it (before anything is allocated); returns the estimate, or None
-    where the grid trivially fits and ``always`` is False."""
+    where the grid trivially fits and ``always`` is False. ``points``: the points the grid stores its fields on
+    (default: the run's sizes)."""
+    shape = res.shape if points is None else tuple(points)
     pool = _memory.memory_pool(mesh)
-    if not always and _memory.trivially_fits(res.shape, mesh.size, pool):
+    if not always and _memory.trivially_fits(shape, mesh.size, pool):
         return None
 
     def make(shape):
@@ -181,7 +215,7 @@ def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False) -> 
             return False
         return True
 
-    est = _memory.estimate(res.shape, mesh.size, make, res.ic, res.ic_params)
+    est = _memory.estimate(shape, mesh.size, make, res.ic, res.ic_params)
     if pool is not None and not _memory.fits(est, pool):
         largest = _memory.largest_fitting(est, pool, valid)
         raise ConfigError(_memory.refusal(est, pool, res.cls.label(), largest), fields=("n",))
@@ -208,7 +242,8 @@ def dry_run(cfg: RunConfig, mesh=None) -> dict:
               "params": {**res.eq_params, **res.ic_params}}
     return {"config": config, "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
             "devices": int(grid.mesh.size), "processes": jax.process_count(),
-            "platform": grid.mesh.devices.flat[0].platform, "memory": _memory.describe(est, pool),
+            "points": list(grid.shape), "platform": grid.mesh.devices.flat[0].platform,
+            "memory": _memory.describe(est, pool),
             "memory_per_device": None if est is None else est.per_device}
 
 
@@ -225,11 +260,10 @@ def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
     """
     first = _first_mesh(cfg, res)
     if first is not None:
-        _check_memory(cfg, res, first)
+        _check_memory(cfg, res, first, points=_grid(cfg, res, res.shape, first).shape)
 
     def grid_transform(mesh, candidate):
-        grid = res.cls.grid_for(res.shape, mesh, box_length=res.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
-                                backend=cfg.backend, params=res.eq_params)  # ValueError: this mesh cannot hold it
+        grid = _grid(cfg, res, res.shape, mesh)  # ValueError: this mesh cannot hold it
         with jax.set_mesh(mesh):
             x = jax.jit(lambda: jax.numpy.zeros(grid.shape, grid.dtype), out_shardings=grid.real_sharding())()
             return jax.jit(lambda f: grid.backward(grid.forward(f))), (x,)
@@ -329,7 +363,7 @@ class _Run:
         if self.grid.order != "natural":
             state = jax.jit(lambda s: jax.tree.map(self.grid.to_natural, s))(state)
         self.ckpt.save(clock.step, state, {"step": clock.step, "t": clock.t, "dt": clock.dt, "dt_band": clock.dt_band,
-                                           "config": self.res.physics(self.cfg)})
+                                           "points": list(self.grid.shape), "config": self.res.physics(self.cfg)})
         clock.checkpoint = clock.step
 
 
@@ -341,6 +375,11 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
         if lead:
             shutil.rmtree(ckdir)
         _barrier("solvers-overwrite")
+    if grid.stored_on_more_points and lead:
+        n, p = _memory.shape_text(grid.modes), _memory.shape_text(grid.shape)
+        print(f"{res.cls.label()}: the mesh cannot split a {n} grid evenly, so its {n} modes are held on {p} points "
+              f"(dealiased products are exact on either: the run is the {n} run; the CFL number and snapshots "
+              f"read the {p} points)", flush=True)
     if (cfg.overwrite or not cfg.resume) and lead:
         for name in ("diagnostics.csv", "spectra.csv"):
             (out / name).unlink(missing_ok=True)
@@ -381,7 +420,9 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
     cfg, ckdir = run.cfg, run.ckpt.directory
     latest = run.ckpt.latest_step() if cfg.resume else None
     if latest is not None:
-        _check_resume(run.res.physics(cfg), run.ckpt.read_meta(latest), run.res, ckdir)
+        meta = run.ckpt.read_meta(latest)
+        _check_resume(run.res.physics(cfg), meta, run.res, ckdir)
+        _check_points(meta, run.grid, run.res, ckdir)
         state, meta = run.ckpt.restore(latest, run.grid.natural_like(run.eq.abstract_state()))
         if run.grid.order != "natural":  # checkpoints hold natural order (also those of earlier versions)
             state = jax.jit(lambda s: jax.tree.map(run.grid.from_natural, s), donate_argnums=0)(state)
@@ -394,6 +435,8 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
         if cfg.resume and run.lead:
             print(f"--resume: no checkpoint in {ckdir}; starting from the initial condition", flush=True)
         state = run.eq.initial_state(run.res.ic, **run.res.ic_params)
+        if run.grid.stored_on_more_points:  # only the modes of the grid (the points hold more)
+            state = jax.jit(lambda s: jax.tree.map(run.grid.truncate, s), donate_argnums=0)(state)
         clock = _Clock(0, 0.0, 0.0, None, 0)
         if not io.finite(run.f_energy(state)):
             raise BlowUpError(0, 0.0, None, ckdir)
@@ -564,8 +607,9 @@ def _finish(run: _Run, state, clock: _Clock) -> dict:
                "wall_s": time.perf_counter() - run.started, "devices": jax.device_count(),
                "processes": jax.process_count(),
                "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
-               "final": clock.final, "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
-                                                "integrator": res.integrator, "out": str(res.out)},
+               "points": list(grid.shape), "final": clock.final,
+               "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
+                          "integrator": res.integrator, "out": str(res.out)},
                "physics": res.physics(cfg), "resolution": run.record.resolution.summary()}
     if run.mesh_choice is not None:
         summary["mesh_autotune"] = run.mesh_choice
@@ -613,6 +657,18 @@ def _check_resume(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
     if diff:
         raise ConfigError(f"resume: the checkpoint in {str(ckdir)!r} was written with other settings ("
                           + "; ".join(diff) + "); resume with the same physics and discretization", fields=("resume",))
+
+
+def _check_points(meta: dict, grid: Grid, res: Resolved, ckdir: Path) -> None:
+    """The checkpoint's fields lie on the points of this run's grid (checkpoints written before points were
+    recorded lie on the grid's own sizes)."""
+    saved = tuple(meta.get("points", res.shape))
+    if saved != tuple(grid.shape):
+        raise ConfigError(f"resume: the checkpoint in {str(ckdir)!r} holds its fields on "
+                          f"{_memory.shape_text(saved)} points, but this mesh holds the "
+                          f"{_memory.shape_text(res.shape)} grid on {_memory.shape_text(grid.shape)}; resume on a "
+                          f"mesh that splits {_memory.shape_text(saved)} (--mesh, or fewer devices)",
+                          fields=("resume", "mesh"))
 
 
 def _declared(res: Resolved) -> list:

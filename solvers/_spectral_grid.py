@@ -14,6 +14,7 @@ import xfft
 
 from ._grid import Grid, rmul, safe_inverse, times_i
 from .bases import Fourier, RealFourier
+from .bases.fourier import keep_modes
 
 
 def _as_shape(shape: int | Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -22,6 +23,16 @@ def _as_shape(shape: int | Sequence[int], ndim: int) -> tuple[int, ...]:
         out = out * ndim
     if len(out) not in (2, 3) or any(n < 4 or n % 2 for n in out):
         raise ValueError(f"grid shape must have 2 or 3 even entries >= 4, got {shape!r}")
+    return out
+
+
+def _as_points(points, shape: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        out = _as_shape(points, len(shape))
+    except (TypeError, ValueError):
+        out = None
+    if out is None or len(out) != len(shape) or any(p < n for p, n in zip(out, shape)):
+        raise ValueError(f"points must be even sizes >= the grid shape {shape} (one or one per axis), got {points!r}")
     return out
 
 
@@ -53,25 +64,37 @@ class SpectralGrid(Grid):
         (the axis order the distributed transforms leave, one local transpose fewer per transform: what the main
         job uses). Wavenumbers, masks and every operator follow the order; :meth:`to_natural` gives the natural
         view (``spectral_shape`` is permuted, ``natural_spectral_shape`` is not).
+      points: points per axis the fields are stored and evaluated on, at least ``shape`` (default: ``shape``).
+        For a grid the mesh cannot split evenly (JAX shards arrays evenly: ``30^3`` on 8 devices), hold its modes
+        on the next sizes the mesh can (``points=32``): :attr:`shape` is then ``points`` and :attr:`modes` the
+        resolution; dealiasing keeps the modes of the ``modes``-point grid (the coefficients above stay zero:
+        :meth:`truncate`). Products of two dealiased fields (``"2/3"`` or ``"3/2"``) are exact on either number of
+        points, so a quadratic equation (Navier-Stokes, Burgers) computes the ``modes``-point run to round-off;
+        only what is read off the points (the CFL maximum, snapshots) sees the finer sampling. Not with
+        ``dealias="none"`` (its aliasing depends on the points).
 
     Shardings: real fields ``real_sharding(batch)`` (slab ``P('x', None, None)``, pencil ``P('x', 'y', None)``
     after ``batch`` leading ``None``), spectra ``spectral_sharding(batch)`` (slab ``P(None, 'x', None)``).
 
     Raises:
       ValueError: bad shape, box, dealias rule, float64 without 64-bit mode, or a mesh that cannot hold the grid
-        (or its padded grid).
+        (or its padded grid); ``points`` smaller than ``shape``, odd, or with ``dealias="none"``.
       TypeError: a dtype that is not a real floating dtype.
     """
 
     def __init__(self, shape: int | Sequence[int], mesh: Mesh | None = None, *, ndim: int = 3,
                  box_length: float | Sequence[float] = 2 * np.pi, dtype=jnp.float32,
                  dealias: str = "2/3", backend: str | None = None, complex_fields: bool = False,
-                 order: str = "natural"):
+                 order: str = "natural", points: int | Sequence[int] | None = None):
         shape = _as_shape(shape, ndim)
+        stored = shape if points is None else _as_points(points, shape)
+        if stored != shape and dealias == "none":
+            raise ValueError(f"points {stored} differ from the grid shape {shape}, which needs dealias '2/3' or '3/2' "
+                             "(without dealiasing the products alias differently on other points), got 'none'")
         lengths = _as_lengths(box_length, len(shape))
-        bases = [Fourier(n, L) for n, L in zip(shape, lengths)]
+        bases = [Fourier(p, L, kept_modes=n) for p, n, L in zip(stored, shape, lengths)]
         if not complex_fields:
-            bases[-1] = RealFourier(shape[-1], lengths[-1])
+            bases[-1] = RealFourier(stored[-1], lengths[-1], kept_modes=shape[-1])
         super().__init__(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, complex_fields=complex_fields,
                          order=order)
         self.padded_shape = tuple(3 * n // 2 for n in self.shape) if dealias == "3/2" else self.shape
@@ -97,8 +120,9 @@ class SpectralGrid(Grid):
 
     def keep_tables(self, rule: str | None = None) -> list[jax.Array]:
         rule = self.dealias_rule if rule is None else rule
-        return [(m < n / 3 if rule == "2/3" else (m != n // 2) if rule == "3/2" else m >= 0).astype(self.dtype)
-                for _, m, n in self._modes()]
+        return [keep_modes(m, n, kept, rule).astype(self.dtype)
+                for (_, m, n), kept in zip(self._modes(), self.modes)]
+
 
     @property
     def _weight(self) -> jax.Array:

@@ -17,10 +17,40 @@ class Fourier(Basis):
 
     Points ``x_j = a + j L / n``; ``k = 2 pi m / L``, ``m = fftfreq(n) * n``. Used for all periodic axes of a
     real field but the last (which is :class:`RealFourier`) and for every periodic axis of a complex field.
+
+    ``kept_modes`` (default ``n``): the resolution of the axis when it is stored on more points than it has modes
+    (a grid the mesh cannot split evenly, held on the next size it can; see :class:`~solvers.SpectralGrid`'s
+    ``points``). The dealiasing rules then keep the modes of a ``kept_modes``-point axis, and the coefficients
+    between them and ``n / 2`` stay zero. Products of two dealiased fields are exact on either number of points,
+    so the run is that of ``kept_modes`` points, evaluated on ``n``.
     """
 
     kind = "fft"
     boundary = "periodic"
+
+    def __init__(self, n: int, domain: tuple[float, float] | float = 2 * math.pi, *, kept_modes: int | None = None):
+        super().__init__(n, domain)
+        kept = self.n if kept_modes is None else kept_modes
+        if isinstance(kept, bool) or not isinstance(kept, (int, np.integer)) or not self.min_points <= kept <= self.n:
+            raise ValueError(f"{type(self).__name__}: kept_modes must be an int from {self.min_points} to n={self.n}, "
+                             f"got {kept_modes!r}")
+        self.kept_modes = int(kept)
+
+    def __repr__(self) -> str:
+        extra = f", kept_modes={self.kept_modes}" if self.kept_modes != self.n else ""
+        return f"{type(self).__name__}({self.n}, domain={self.domain}{extra})"
+
+    def __eq__(self, other) -> bool:
+        return super().__eq__(other) and other.kept_modes == self.kept_modes
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), self.kept_modes))
+
+    def describe(self) -> dict:
+        out = super().describe()
+        if self.kept_modes != self.n:
+            out["kept_modes"] = self.kept_modes
+        return out
 
     @property
     def size(self) -> int:
@@ -40,17 +70,13 @@ class Fourier(Basis):
         return self.modes() * (2 * math.pi / self.length)
 
     def keep(self, rule: str) -> np.ndarray:
-        m = np.abs(self.modes())
-        if rule == "2/3":
-            return m < self.n / 3
-        if rule == "3/2":
-            return m != self.n // 2
-        return np.ones(self.size, bool)
+        return keep_modes(np.abs(self.modes()), self.n, self.kept_modes, rule)
 
     def parseval(self) -> np.ndarray:
         return np.ones(self.size)
 
     def resized(self, n: int) -> Fourier:
+        """The axis on ``n`` points (the 3/2-padded product grid: every mode kept, no dealiasing of its own)."""
         return type(self)(n, self.domain)
 
     def pad(self, c: jax.Array, other: Basis, axis: int) -> jax.Array:
@@ -91,3 +117,15 @@ class RealFourier(Fourier):
     def pad(self, c: jax.Array, other: Basis, axis: int) -> jax.Array:
         """Zero-pad or truncate the half spectrum (the highest modes are appended or dropped)."""
         return Basis.pad(self, c, other, axis)
+
+
+def keep_modes(m, n: int, kept: int, rule: str):
+    """Which of the modes ``|m|`` (numpy or jax array) of an ``n``-point axis with ``kept`` modes a dealiasing
+    ``rule`` keeps: ``"2/3"`` ``|m| < kept / 3``; ``"3/2"`` every mode but the Nyquist mode (of ``kept`` points:
+    ``|m| < kept / 2`` when stored on more); ``"none"`` every mode (of a ``kept``-point axis
+    stored on more: ``|m| < kept / 2``, its Nyquist mode has no real counterpart there)."""
+    if rule == "2/3":
+        return m < kept / 3
+    if kept == n:
+        return m != n // 2 if rule == "3/2" else m >= 0
+    return m < kept / 2

@@ -161,15 +161,19 @@ class Equation(abc.ABC):
 
     @classmethod
     def grid_for(cls, shape: tuple[int, ...], mesh, *, box_length: tuple[float, ...], dtype, dealias: str,
-                 backend: str | None, params: dict[str, Any]) -> Grid:
+                 backend: str | None, params: dict[str, Any], points: tuple[int, ...] | None = None) -> Grid:
         """The grid a run of ``shape`` and ``box_length`` uses (default: the periodic box, its spectra in the
         transposed order, the faster one; checkpoints and outputs stay in natural order).
+
+        ``points``: store the ``shape`` modes on more points (see :class:`~solvers.SpectralGrid`); the main job
+        asks for it where the mesh cannot split ``shape``. An equation whose ``grid_for`` has no ``points``
+        argument is never asked.
 
         Raises:
           ValueError: a shape the bases cannot use or the mesh cannot hold (the message names ``shape``).
         """
         return SpectralGrid(shape, mesh, ndim=len(shape), box_length=box_length, dtype=dtype, dealias=dealias,
-                            backend=backend, order="transposed")
+                            backend=backend, order="transposed", points=points)
 
     @classmethod
     def label(cls) -> str:

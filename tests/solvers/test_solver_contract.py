@@ -29,9 +29,12 @@ BAD = [  # (argv, text the one-line message must contain)
     (NS + ["--nu", "abc"], "parameter nu (--nu or --re) must be a number"),
     (NS + ["--re", "-5"], "--re must be positive"),
     (NS + ["--nu", "0.1", "--param", "nu=0.2"], "--nu and --param nu both given"),
-    (["run", "navier-stokes", "--n", "12"], "--n/--mesh: a slab mesh of 8 devices cannot hold a 12^3 grid"),
-    (["run", "navier-stokes", "--n", "30"], "none of their sizes (30, 30, 30) is divisible by 8 (JAX shards arrays "
-     "evenly); nearest sizes this mesh holds: 24 or 32"),
+    (["run", "navier-stokes", "--n", "12", "--dealias", "none"],
+     "--n/--mesh: a slab mesh of 8 devices cannot hold a 12^3 grid"),
+    (["run", "navier-stokes", "--n", "30", "--dealias", "none"], "none of their sizes (30, 30, 30) is divisible by 8 "
+     "(JAX shards arrays evenly); nearest sizes this mesh holds: 24 or 32; with dealias 2/3 or 3/2 the grid's "
+     "modes would be held on more points"),
+    (["run", "channel", "--n", "33", "30", "30"], "cannot hold a 33x30x30 grid (dealias 2/3)"),  # walls: no points
     (NS[:2] + ["--n", "15"], "--n: grid sizes must be even integers >= 4"),
     (NS[:2] + ["--n", "16", "16"], "--n: navier-stokes runs on 3D grids"),
     (NS + ["--box-length", "1", "2"], "--box-length: navier-stokes runs on 3D grids"),
@@ -173,7 +176,7 @@ def test_library_errors_name_fields_and_the_cli_names_flags(tmp_path):
         (RunConfig(keep=1.5), "keep must be an integer >= 1, got 1.5", "--keep must be an integer >= 1"),
         (RunConfig(max_steps="3"), "max_steps must be an integer >= 0, got '3'", "--max-steps must be"),
         (RunConfig(resume=True, overwrite=True), "resume and overwrite exclude", "--resume and --overwrite exclude"),
-        (RunConfig(n=12), "n/mesh: a slab mesh of 8 devices cannot hold a 12^3 grid",
+        (RunConfig(n=12, dealias="none"), "n/mesh: a slab mesh of 8 devices cannot hold a 12^3 grid",
          "--n/--mesh: a slab mesh of 8 devices"),
         (RunConfig(dealias="1/2"), "dealias: unknown dealiasing rule '1/2'", "--dealias: unknown"),
         (RunConfig(ic="vortex"), "ic: unknown initial condition 'vortex'", "--ic: unknown initial condition"),

@@ -1,0 +1,151 @@
+"""A grid the mesh cannot split (issue 16: ``--n 30`` on 8 devices).
+
+JAX shards arrays evenly and :mod:`xfft` pads only in transit, so no layout holds 30^3 on 8 devices. The grid
+holds every shape the transforms hold; a periodic grid of 30 modes that no layout holds is stored on the next
+sizes the mesh splits (``SpectralGrid(..., points=...)``), and since dealiased products are exact on either, the
+run equals the 30-point run to round-off.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import xfft
+from solvers import INTEGRATORS, ConfigError, NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers.io import read_csv
+
+SHAPES = [(30, 40, 50), (40, 30, 30), (30, 30, 32), (30, 30, 30), (24, 20, 18), (30, 40), (30, 30)]
+
+
+def _transform_refusal(mesh, shape) -> str | None:
+    """xfft's message refusing a real transform of ``shape`` on ``mesh`` (None: it plans one)."""
+    try:
+        xfft.spectral_sharding(xfft.real_sharding(mesh, shape, ndim=len(shape)), shape, real=True, ndim=len(shape))
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("kind", ["slab", "pencil"])
+def test_the_grid_holds_every_shape_the_transforms_hold(meshes, kind):
+    mesh = meshes[kind]
+    held = []
+    for shape in SHAPES:
+        try:
+            grid = SpectralGrid(shape, mesh, ndim=len(shape), dtype=jnp.float64)
+        except ValueError as e:
+            refusal = _transform_refusal(mesh, shape)
+            assert refusal is not None and refusal in str(e), (shape, str(e))  # xfft's own reason
+            continue
+        assert _transform_refusal(mesh, shape) is None, shape
+        held.append(shape)
+        f = np.random.default_rng(len(held)).standard_normal(shape)
+        with jax.set_mesh(mesh):
+            c = grid.forward(jax.device_put(f, grid.real_sharding()))
+            # the planned transform itself (xrfftn, norm="forward"), gathered, against numpy
+            np.testing.assert_allclose(np.asarray(c), np.fft.rfftn(f) / f.size, rtol=0, atol=1e-15)
+    assert (30, 40, 50) in held and (30, 30, 30) not in held  # as xfft: 30x40x50 runs on 8 devices, 30^3 does not
+
+
+def test_modes_on_more_points_keep_the_modes_of_the_grid(meshes):
+    mesh = meshes["slab"]
+    with pytest.raises(ValueError, match="JAX shards arrays evenly"):
+        SpectralGrid(30, mesh)
+    grid = SpectralGrid(30, mesh, dtype=jnp.float64, points=32)
+    assert grid.modes == (30, 30, 30) and grid.shape == (32, 32, 32) and grid.stored_on_more_points
+    assert grid.bases[0].kept_modes == 30 and grid.bases[0].describe()["kept_modes"] == 30
+    m = np.abs(np.fft.fftfreq(32, 1 / 32))
+    nat = SpectralGrid(30, mesh, dtype=jnp.float64, points=32, order="natural")
+    keep = [np.asarray(t).ravel() for t in nat.keep_tables()]
+    np.testing.assert_array_equal(keep[0], m < 10)  # the 2/3 rule of 30 points, not of 32
+    np.testing.assert_array_equal(keep[2], np.arange(17) < 10)
+    three_halves = SpectralGrid(30, mesh, dtype=jnp.float64, points=32, dealias="3/2", order="natural")
+    np.testing.assert_array_equal(np.asarray(three_halves.keep_tables()[0]).ravel(), m < 15)
+    with jax.set_mesh(mesh):
+        ones = jnp.ones((1,) + nat.spectral_shape, nat.cdtype)
+        kept = np.asarray(nat.truncate(jax.device_put(ones, nat.spectral_sharding(1))))[0]
+    assert kept.sum() == 29 * 29 * 15  # |m| < 15 on every axis: the modes of a 30-point grid but its Nyquist
+    assert SpectralGrid(16, mesh).truncate is not None and not SpectralGrid(16, mesh).stored_on_more_points
+    for bad, text in [(dict(points=28), "points must be even sizes >= the grid shape"),
+                      (dict(points=33), "points must be even sizes"),
+                      (dict(points=32, dealias="none"), "needs dealias '2/3' or '3/2'")]:
+        with pytest.raises(ValueError, match=text):
+            SpectralGrid(30, mesh, **bad)
+
+
+def _pad_natural(c: np.ndarray, n: int, p: int) -> np.ndarray:
+    """Natural half spectra of an n^3 grid as those of p^3 points (the same modes; the others zero)."""
+    h = n // 2
+    out = np.zeros(c.shape[:-3] + (p, p, p // 2 + 1), c.dtype)
+    dst, src = np.r_[0:h, p - h:p], np.r_[0:h, n - h:n]
+    out[..., dst[:, None, None], dst[None, :, None], np.arange(h)] = c[..., src[:, None, None], src[None, :, None],
+                                                                       np.arange(h)]
+    return out
+
+
+@pytest.mark.parametrize("dealias", ["2/3", "3/2"])
+def test_navier_stokes_of_30_modes_on_8_devices_is_the_30_point_run(meshes, dealias):
+    """Random isotropic turbulence on one device (30^3) and on 8 (30^3 modes on 32^3 points), slab and pencil:
+    the same diagnostics to round-off after 20 RK4 steps (every product dealiased, so exact on either)."""
+    def equation(mesh, points):
+        g = SpectralGrid(30, mesh, dtype=jnp.float64, dealias=dealias, order="transposed", points=points)
+        return NavierStokes(g, nu=0.01)
+
+    ref = equation(None, None)
+    with jax.set_mesh(ref.grid.mesh):
+        u0 = np.asarray(ref.grid.to_natural(ref.initial_state("random-isotropic", seed=3)))
+    rows = {}
+    for kind in ("single", "slab", "pencil"):
+        eq = ref if kind == "single" else equation(meshes[kind], 32)
+        g = eq.grid
+        with jax.set_mesh(g.mesh):
+            c = u0 if kind == "single" else _pad_natural(u0, 30, 32)
+            u = g.from_natural(jax.device_put(c, g.natural_like(eq.abstract_state()).sharding))
+            u = INTEGRATORS["rk4"](eq).advance(u, 0.0, 0.005, 20)
+            rows[kind] = {k: float(v) for k, v in jax.device_get(eq.diagnostics(u, 0.0, 0.005)).items()}
+    for kind in ("slab", "pencil"):
+        for name in ("energy", "enstrophy", "dissipation", "resolution"):
+            a, b = rows["single"][name], rows[kind][name]
+            assert abs(b - a) <= 1e-12 * abs(a), (kind, name, a, b)
+        assert rows[kind]["max_div"] < 1e-13
+
+
+def test_the_main_job_runs_30_cubed_on_8_devices_and_resumes_on_2(tmp_path, meshes, capsys):
+    """``--n 30`` on 8 devices: held on points the mesh splits (run.json and checkpoints say which), the same
+    diagnostics as the 30-point grid on 2 devices (fixed dt); its checkpoint continues on 2 devices; a
+    checkpoint on other points is refused in one line."""
+    two = xfft.make_mesh((2,), devices=jax.devices()[:2])
+    base = RunConfig(n=30, dtype="float64", dt=0.02, max_steps=6, diag_every=1, checkpoint_every=3,
+                     progress=False, plots=False)
+
+    def run(name, mesh, **kw):
+        cfg = RunConfig(**{**base.__dict__, "out": str(tmp_path / name), **kw})
+        simulate(cfg, mesh=mesh)
+        rows = read_csv(tmp_path / name / "diagnostics.csv")
+        table = {k: np.array([float(r[k]) for r in rows]) for k in ("step", "energy", "enstrophy")}
+        return table, json.loads((tmp_path / name / "run.json").read_text())
+
+    eight, info = run("eight", meshes["slab"])
+    assert "its 30^3 modes are held on 30x32x30 points" in capsys.readouterr().out
+    assert info["points"] == [30, 32, 30] and info["mesh"] == {"x": 8}
+    true30, info2 = run("two", two)
+    assert info2["points"] == [30, 30, 30]
+    assert list(eight["step"]) == list(range(7))
+    for name in ("energy", "enstrophy"):
+        np.testing.assert_allclose(eight[name], true30[name], rtol=1e-12, atol=0)
+    # The 8-device run's checkpoint (on 30x32x30 points) resumes on 2 devices, on the same points.
+    (tmp_path / "eight" / "checkpoints" / "6").rename(tmp_path / "six")  # keep step 3 only
+    resumed, info3 = run("eight", two, resume=True)
+    assert info3["points"] == [30, 32, 30] and info3["mesh"] == {"x": 2}
+    assert list(resumed["step"]) == list(range(7))
+    for name in ("energy", "enstrophy"):
+        np.testing.assert_allclose(resumed[name], eight[name], rtol=1e-12, atol=0)
+    # The 2-device checkpoint holds 30^3 points, which 8 devices cannot: refused, naming the points.
+    with pytest.raises(ConfigError, match=r"holds its fields on 30\^3 points, but this mesh holds the 30\^3 grid "
+                                          r"on 30x32x30"):
+        run("two", meshes["slab"], resume=True, max_steps=9)
