@@ -5,6 +5,7 @@ from .allen_cahn import AllenCahn as AllenCahn
 from .burgers import Burgers as Burgers
 from .cahn_hilliard import CahnHilliard as CahnHilliard
 from .channel import Channel as Channel
+from .couette import Couette as Couette
 from .gross_pitaevskii import GrossPitaevskii as GrossPitaevskii
 from .navier_stokes import NavierStokes as NavierStokes
 from .navier_stokes_2d import NavierStokes2D as NavierStokes2D
@@ -22,10 +23,11 @@ EQUATIONS.update({c.name: c for c in (CahnHilliard, AllenCahn, NavierStokes2D, B
 SOLVERS = {Poisson.name: Poisson}
 EQUATIONS[RayleighBenard.name] = RayleighBenard
 EQUATIONS[Channel.name] = Channel
+EQUATIONS[Couette.name] = Couette
 SOLVERS[PoissonWalls.name] = PoissonWalls
 SOLVERS[PoissonChebyshev.name] = PoissonChebyshev
 
 __all__ = ["EQUATIONS", "SOLVERS", "Equation", "NavierStokes", "Poisson"]
 __all__ += ["GrossPitaevskii", "SchrodingerPoisson"]
 __all__ += ["AllenCahn", "Burgers", "CahnHilliard", "NavierStokes2D"]
-__all__ += ["Channel", "PoissonChebyshev", "PoissonWalls", "RayleighBenard"]
+__all__ += ["Channel", "Couette", "PoissonChebyshev", "PoissonWalls", "RayleighBenard"]

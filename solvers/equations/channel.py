@@ -26,19 +26,20 @@ def _laminar(eq: Channel) -> jax.Array:
 
 
 def _tollmien_schlichting(eq: Channel, alpha: float, amplitude: float) -> jax.Array:
-    """Laminar flow plus ``amplitude`` times the least stable Orr-Sommerfeld mode of wavenumber ``alpha``
-    (``u' = amplitude Re(u_hat(y) exp(i alpha x))`` with ``max |u_hat| = 1``), spanwise uniform."""
+    """Laminar flow plus ``amplitude`` times the least stable Orr-Sommerfeld mode of wavenumber ``alpha`` of the
+    equation's base flow (``u' = amplitude Re(u_hat(y) exp(i alpha x))`` with ``max |u_hat| = 1``), spanwise
+    uniform."""
     from ..stability import orr_sommerfeld
 
     g = eq.grid
     m = alpha * g.box_length[1] / (2 * math.pi)
     if abs(m - round(m)) > 1e-9 or round(m) < 1 or round(m) >= g.shape[1] // 2:
-        raise ValueError(f"channel initial condition tollmien-schlichting: parameter alpha = {alpha:g} must be a "
+        raise ValueError(f"{eq.label()}: parameter alpha = {alpha:g} of the Orr-Sommerfeld mode must be a "
                          f"positive multiple of "
                          f"2 pi / Lx = {2 * math.pi / g.box_length[1]:.6g} below the x resolution (Lx = 2 pi / alpha "
                          "is the default box)")
     n = g.shape[0]
-    _, v = orr_sommerfeld.least_stable_mode(eq.Re, alpha, n=max(n - 1, 96))
+    _, v = orr_sommerfeld.least_stable_mode(eq.Re, alpha, n=max(n - 1, 96), profile=eq.profile)
     v = np.pad(np.asarray(v), (0, max(0, n - len(v))))[:n]
     d2 = np.polynomial.chebyshev.chebder(v, 2)
     phi = np.pad(d2, (0, n - len(d2))) - alpha ** 2 * v  # lap v of the mode, y in [-1, 1] (host arithmetic)
@@ -100,6 +101,11 @@ class Channel(Equation):
     linear_form = "implicit"
     plot_file = "velocity.png"
     energy_label = "kinetic energy E"
+    #: the laminar flow (``orr_sommerfeld.PROFILES``): Poiseuille ``U = 1 - y^2``
+    profile = "poiseuille"
+    #: sign of ``nu dU/dy`` in the shear stress reported at the (bottom, top) wall: the drag the flow exerts on
+    #: each wall, positive for laminar Poiseuille flow on both
+    wall_signs = (1.0, -1.0)
     parameters = (
         Param("Re", 5000.0, "Reynolds number U_c h / nu of the laminar flow U = 1 - y^2", low=0, low_open=True),
         Param("drive", "flow-rate", "flow-rate (bulk velocity kept at the laminar 2/3) or pressure (the laminar "
@@ -118,12 +124,16 @@ class Channel(Equation):
     }
 
     def __init__(self, grid: Grid, Re: float = 5000.0, drive: str = "flow-rate"):
+        self._walls(grid, Re=Re, drive=drive)
+
+    def _walls(self, grid: Grid, **params: Any) -> None:
+        """The wall grid (Chebyshev in y) of ``grid``'s sizes and mesh, the parameters and the velocity machinery."""
         if grid.box_length[0] != 2.0:
-            raise ValueError(f"channel: the wall-normal box (first entry of the box length) must be 2 (walls at "
-                             f"y = -1, 1), got {grid.box_length[0]}")
+            raise ValueError(f"{self.label()}: the wall-normal box (first entry of the box length) must be 2 (walls "
+                             f"at y = -1, 1), got {grid.box_length[0]}")
         wall = type(self).grid_for(grid.shape, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
                                    dealias=grid.dealias_rule, backend=grid.backend, params={})
-        super().__init__(wall, Re=Re, drive=drive)
+        super().__init__(wall, **params)
         self.dim = wall.ndim
         self.kmm = WallVelocity(wall)
 
@@ -142,7 +152,7 @@ class Channel(Equation):
     @classmethod
     def check_box(cls, box_length: tuple[float, ...], params: dict[str, Any]) -> None:
         if box_length[0] != 2.0:
-            raise ValueError(f"channel: the wall-normal box (the first entry) must be 2 (walls at y = -1, 1), "
+            raise ValueError(f"{cls.label()}: the wall-normal box (the first entry) must be 2 (walls at y = -1, 1), "
                              f"got {box_length[0]:g}")
 
     @classmethod
@@ -169,7 +179,7 @@ class Channel(Equation):
         """The laminar state, plus ``mode = (m, phi_coeffs)``: ``phi`` at streamwise index ``m`` (and its complex
         conjugate at ``-m``), spanwise mode 0."""
         g, kmm = self.grid, self.kmm
-        lam = laminar_profile(g.shape[0])
+        lam = self.held_profile()
 
         def build():
             s = g.along(lam, 0) * kmm.mean_mask()
@@ -188,6 +198,29 @@ class Channel(Equation):
         with jax.set_mesh(g.mesh):
             return jax.jit(build)()
 
+    # ----- base flow -----------------------------------------------------------------------------------
+    def laminar(self) -> np.ndarray:
+        """Chebyshev coefficients (length ``ny``) of the laminar profile ``U(y)``: ``1 - y^2``."""
+        return laminar_profile(self.grid.shape[0])
+
+    def lift(self) -> np.ndarray | None:
+        """Chebyshev coefficients of the part of the mean profile that the state does not hold (a profile with
+        the walls' velocities, so that the state's mean is zero at the walls), or None: the channel holds all."""
+        return None
+
+    def held_profile(self) -> np.ndarray:
+        """The laminar profile's part held in the state's mean slot (the laminar profile minus the lift)."""
+        lift = self.lift()
+        return self.laminar() if lift is None else self.laminar() - lift
+
+    def velocity(self, s: jax.Array) -> jax.Array:
+        """Spectral velocity components ``(v, u[, w])`` (wall-normal first), the lift included."""
+        u, _ = self.kmm.velocity(s)
+        lift = self.lift()
+        if lift is None:
+            return u
+        return u.at[1].add(self.grid.along(lift, 0) * self.kmm.mean_mask())
+
     # ----- equation ------------------------------------------------------------------------------------
     def linear(self) -> jax.Array:
         raise TypeError("channel has no diagonal linear operator (its implicit part couples Chebyshev "
@@ -203,47 +236,49 @@ class Channel(Equation):
     def _flux(self) -> float | None:
         return LAMINAR_BULK if self.drive == "flow-rate" else None
 
+    def _mean_force(self) -> jax.Array | float:
+        """The uniform streamwise body force of the pressure drive (Chebyshev coefficients along y), else 0."""
+        if self.drive == "pressure":
+            return self.grid.along(np.eye(self.grid.shape[0])[0], 0) * (2 * self.nu)
+        return 0.0
+
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         g, kmm = self.grid, self.kmm
-        u, _ = kmm.velocity(s)
+        u = self.velocity(s)
         w = kmm.vorticity(u, s)
         phys = g.to_physical(jnp.concatenate([u, w if self.dim == 3 else w[None]]))
         H = g.from_physical(kmm.lamb(phys[:self.dim], phys[self.dim:] if self.dim == 3 else phys[self.dim]))
-        force = 0.0
-        if self.drive == "pressure":
-            force = g.along(np.eye(g.shape[0])[0], 0) * (2 * self.nu)
-        return kmm.tendency(H, force)
+        return kmm.tendency(H, self._mean_force())
 
     # ----- diagnostics ---------------------------------------------------------------------------------
     def mean_profile(self, s: jax.Array) -> jax.Array:
-        """Chebyshev coefficients of the mean streamwise velocity ``U(y)`` (replicated)."""
-        return self.grid.replicate(jnp.sum((s[0] * self.kmm.mean_mask()).real, axis=tuple(range(1, self.dim))))
+        """Chebyshev coefficients of the mean streamwise velocity ``U(y)`` (replicated), the lift included."""
+        U = self.grid.replicate(jnp.sum((s[0] * self.kmm.mean_mask()).real, axis=tuple(range(1, self.dim))))
+        lift = self.lift()
+        return U if lift is None else U + jnp.asarray(lift, U.dtype)
 
     def energy(self, s: jax.Array) -> jax.Array:
         """Kinetic energy ``<|u|^2> / 2`` (volume mean)."""
-        u, _ = self.kmm.velocity(s)
-        return 0.5 * self.grid.mean_square(u)
+        return 0.5 * self.grid.mean_square(self.velocity(s))
 
     def perturbation_energy(self, s: jax.Array) -> jax.Array:
-        """``<|u - U_laminar|^2> / 2``, ``U_laminar = 1 - y^2``."""
+        """``<|u - U_laminar|^2> / 2`` (:meth:`laminar`)."""
         g = self.grid
-        u, _ = self.kmm.velocity(s)
-        lam = g.along(laminar_profile(g.shape[0]), 0) * self.kmm.mean_mask()
-        return 0.5 * g.mean_square(u.at[1].add(-lam))
+        lam = g.along(self.laminar(), 0) * self.kmm.mean_mask()
+        return 0.5 * g.mean_square(self.velocity(s).at[1].add(-lam))
 
     def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         U = self.mean_profile(s)
         dU = _tau.derivative(U)
         top, bottom = _tau.boundary_values(dU)
-        tau_b, tau_t = self.nu * bottom, -self.nu * top
+        tau_b, tau_t = self.wall_signs[0] * self.nu * bottom, self.wall_signs[1] * self.nu * top
         return {"energy": self.energy(s), "perturbation_energy": self.perturbation_energy(s),
                 "bulk_velocity": 0.5 * _tau.integrate(U), "wall_shear_bottom": tau_b, "wall_shear_top": tau_t,
                 "re_tau": jnp.sqrt(jnp.maximum(0.5 * (tau_b + tau_t), 0)) / self.nu,
                 "cfl": dt * self.max_rate(s)}
 
     def max_rate(self, s: jax.Array) -> jax.Array:
-        u, _ = self.kmm.velocity(s)
-        return self.kmm.max_rate(self.grid.backward(u))
+        return self.kmm.max_rate(self.grid.backward(self.velocity(s)))
 
     def energy_bound(self, initial: float) -> float:
         """A bound no physical flow exceeds: with the pressure drive, ``dE/dt = Pi U_b - nu <|grad u|^2>`` and
@@ -256,8 +291,7 @@ class Channel(Equation):
 
     def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Streamwise ``u``, wall-normal ``v`` and (3D) spanwise ``w`` velocity on the Chebyshev points."""
-        u, _ = self.kmm.velocity(s)
-        p = self.grid.backward(u)
+        p = self.grid.backward(self.velocity(s))
         out = {"u": p[1], "v": p[0]}
         if self.dim == 3:
             out["w"] = p[2]
@@ -267,8 +301,7 @@ class Channel(Equation):
         """The streamwise velocity ``u`` in the x-y plane (``z = 0`` in 3D), x horizontal and y vertical, on the
         true points (Chebyshev in y)."""
         g = self.grid
-        u, _ = self.kmm.velocity(s)
-        p = g.backward(u[1])
+        p = g.backward(self.velocity(s)[1])
         plane = p if self.dim == 2 else p[..., 0]
         label = "streamwise velocity u" + (f", plane z = {g.bases[2].points()[0]:.3g}" if self.dim == 3 else "")
         axes = {"horizontal": (g.axis_names[1], g.bases[1].points()),

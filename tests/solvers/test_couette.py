@@ -1,0 +1,129 @@
+"""Plane Couette flow (walls at y = -1, 1 moving at u = -1, +1): the Orr-Sommerfeld eigenvalues against an
+independent collocation solver, laminar U = y steady to round-off, the least stable mode decaying at its
+eigenvalue's rate through the CLI, a sharded run equal to one device, and the bad inputs."""
+
+import csv
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.linalg
+
+from solvers import IMEX
+from solvers.cli import main
+from solvers.equations import Couette
+from solvers.equations.couette import LAMINAR_ENERGY
+from solvers.stability import orr_sommerfeld
+
+
+def _couette(shape, mesh, dealias="2/3", **params):
+    box = (2.0, 2 * math.pi) + ((math.pi,) if len(shape) == 3 else ())
+    grid = Couette.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias=dealias, backend=None,
+                            params={})
+    return Couette(grid, **params)
+
+
+def _diagnostics(eq, s, dt=0.01):
+    with jax.set_mesh(eq.grid.mesh):
+        return {k: float(v) for k, v in jax.jit(eq.diagnostics)(s, 0.0, dt).items()}
+
+
+def _collocation_phase_speeds(re: float, alpha: float, n: int) -> np.ndarray:
+    """Orr-Sommerfeld for U = y by Chebyshev collocation (Trefethen, Spectral Methods in MATLAB, program 40: the
+    clamped fourth derivative through v = (1 - y^2) p), a discretization independent of the tau solver's."""
+    k = np.arange(n + 1)
+    x = np.cos(np.pi * k / n)
+    c = np.where((k == 0) | (k == n), 2.0, 1.0) * (-1.0) ** k
+    dx = x[:, None] - x[None, :]
+    d = np.outer(c, 1 / c) / (dx + np.eye(n + 1))
+    d -= np.diag(d.sum(axis=1))
+    s = np.diag(np.r_[0, 1 / (1 - x[1:n] ** 2), 0])
+    d4 = (np.diag(1 - x ** 2) @ np.linalg.matrix_power(d, 4) - 8 * np.diag(x) @ np.linalg.matrix_power(d, 3)
+          - 12 * d @ d) @ s
+    inner = slice(1, n)
+    d2, d4 = (d @ d)[inner, inner], d4[inner, inner]
+    eye = np.eye(n - 1)
+    lap = d2 - alpha ** 2 * eye
+    a = (d4 - 2 * alpha ** 2 * d2 + alpha ** 4 * eye) / re - 1j * alpha * np.diag(x[inner]) @ lap  # U'' = 0
+    lam = scipy.linalg.eigvals(a, lap)  # growth rates lambda = -i alpha c
+    c = 1j * lam[np.isfinite(lam)] / alpha
+    return c[np.argsort(-c.imag)]
+
+
+def test_orr_sommerfeld_of_couette_flow_matches_collocation():
+    """Re = 1000, alpha = 1: the three least stable phase speeds of the tau solver (``profile="couette"``) equal
+    those of an independent collocation solver to 1e-9; the least stable pair is c = +-0.605343 - 0.1192302 i,
+    every mode decays (Couette flow is linearly stable)."""
+    tau = orr_sommerfeld.eigenvalues(1000.0, 1.0, profile="couette")
+    col = _collocation_phase_speeds(1000.0, 1.0, 80)
+    for c in tau[:3]:
+        assert np.min(np.abs(col - c)) < 1e-9, (c, col[:4])
+    assert abs(abs(tau[0].real) - 0.605343) < 1e-6 and abs(tau[0].imag + 0.1192302) < 1e-7
+    assert abs(tau[1] + np.conj(tau[0])) < 1e-9  # the symmetric partner -conj(c)
+    assert tau.imag.max() < 0
+    with pytest.raises(ValueError, match="profile must be one of"):
+        orr_sommerfeld.eigenvalues(1000.0, 1.0, profile="pipe")
+
+
+@pytest.mark.parametrize("shape,kind", [((17, 8), "slab"), ((17, 16, 16), "pencil")])
+def test_laminar_couette_flow_is_steady_to_round_off(meshes, shape, kind):
+    """U = y stays put (the state, which holds u - y, stays 0): energy 1/6, bulk velocity 0, wall shear nu on
+    both walls, no perturbation energy."""
+    eq = _couette(shape, meshes[kind], Re=100.0)
+    s0 = eq.initial_state("laminar")
+    s1 = IMEX(eq).advance(s0, 0.0, 0.01, 10)
+    assert float(jnp.max(jnp.abs(s1))) < 1e-15
+    d = _diagnostics(eq, s1)
+    assert abs(d["energy"] - LAMINAR_ENERGY) < 1e-14 and abs(d["bulk_velocity"]) < 1e-15
+    assert abs(d["wall_shear_bottom"] - 0.01) < 1e-15 and abs(d["wall_shear_top"] - 0.01) < 1e-15
+    assert d["perturbation_energy"] < 1e-30
+
+
+def test_sharded_run_equals_one_device(meshes):
+    """A 3D random perturbation (3/2 dealiasing), 4 IMEX steps: the pencil run's velocity equals one device's to
+    1e-12; the walls keep their speeds (the mean profile is -1 and +1 there)."""
+    out = {}
+    for kind in ("single", "pencil"):
+        eq = _couette((17, 16, 16), None if kind == "single" else meshes[kind], dealias="3/2", Re=400.0)
+        s = IMEX(eq).advance(eq.initial_state("turbulent", amplitude=0.2, seed=3), 0.0, 5e-3, 4)
+        with jax.set_mesh(eq.grid.mesh):
+            out[kind] = {k: np.asarray(v) for k, v in jax.jit(eq.snapshot_fields)(s).items()}
+            U = np.polynomial.chebyshev.chebval([-1.0, 1.0], np.asarray(jax.jit(eq.mean_profile)(s)))
+        np.testing.assert_allclose(U, [-1.0, 1.0], atol=1e-13)
+    for name, ref in out["single"].items():
+        assert np.max(np.abs(out["pencil"][name] - ref)) < 1e-12 * np.max(np.abs(ref)), name
+    u = out["single"]["u"]  # the walls' velocity on the first and last Chebyshev points (ascending: y = -1 first)
+    np.testing.assert_allclose(u[0], -1.0, atol=1e-12)
+    np.testing.assert_allclose(u[-1], 1.0, atol=1e-12)
+
+
+def test_least_stable_mode_decays_at_its_rate_through_the_cli(tmp_path):
+    """Re = 1000, alpha = 1 (box 2 pi), 49 Chebyshev points, amplitude 1e-5: the perturbation energy decays as
+    exp(2 alpha c_i t) with the Orr-Sommerfeld c_i, from the main job's CSV between t = 4 and t = 8, to 5
+    significant digits."""
+    out = tmp_path / "os"
+    assert main(["run", "couette", "--ic", "orr-sommerfeld", "--n", "49", "8", "--param", "Re=1000",
+                 "--dtype", "float64", "--dt", "0.01", "--t-end", "8", "--diag-every", "400", "--out", str(out),
+                 "--no-progress", "--no-plots"]) == 0
+    rows = {round(float(r["t"]), 6): float(r["perturbation_energy"])
+            for r in csv.DictReader(open(out / "diagnostics.csv"))}
+    rate = math.log(rows[8.0] / rows[4.0]) / 4.0
+    c = orr_sommerfeld.least_stable_mode(1000.0, 1.0, profile="couette")[0]
+    assert abs(rate / (2 * c.imag) - 1) < 5e-6, (rate, 2 * c.imag)
+    print(f"decay rate {rate:.9f}, 2 alpha c_i {2 * c.imag:.9f}, relative {rate / (2 * c.imag) - 1:.2e}")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--n", "17", "8", "--param", "drive=pressure"], "takes no parameter 'drive'"),
+    (["--n", "17", "8", "--ic", "tollmien-schlichting"], "unknown initial condition 'tollmien-schlichting'"),
+    (["--n", "17", "8", "--box-length", "3", "6.28"], "couette: the wall-normal box"),
+    (["--n", "17", "8", "--param", "Re=0"], "Re"),
+    (["--n", "17", "8", "--integrator", "rk4"], "--integrator rk4 cannot advance couette"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    args = ["run", "couette", *argv, "--dtype", "float64", "--no-progress", "--no-plots", "--out", str(tmp_path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
