@@ -69,6 +69,17 @@ def _turbulent(eq: Channel, amplitude: float, seed: int) -> jax.Array:
         return jax.jit(build)(noise) + eq.state_from_tables()
 
 
+#: the initial conditions every wall-bounded shear flow of this formulation has (channel, Couette)
+ORR_SOMMERFELD_MODE = InitialCondition(_tollmien_schlichting, (
+    Param("alpha", 1.0, "streamwise wavenumber of the Orr-Sommerfeld mode", low=0, low_open=True),
+    Param("amplitude", 1e-5, "max |u'| of the mode", low=0)),
+    "laminar + amplitude x the least stable Orr-Sommerfeld mode (default box Lx = 2 pi / alpha)")
+TURBULENT = InitialCondition(_turbulent, (
+    Param("amplitude", 0.1, "rms velocity of the random perturbation", low=0),
+    Param("seed", 0, "random seed", int, low=0, flag="--seed")),
+    "laminar + a random perturbation satisfying the wall conditions (3D transition)")
+
+
 class Channel(Equation):
     """Incompressible flow between no-slip walls at ``y = -1, 1``, periodic in x (and z), driven at constant
     flow rate (default) or constant pressure gradient.
@@ -113,14 +124,8 @@ class Channel(Equation):
     )
     initial_conditions = {
         "laminar": InitialCondition(_laminar, (), "laminar Poiseuille flow U = 1 - y^2"),
-        "tollmien-schlichting": InitialCondition(_tollmien_schlichting, (
-            Param("alpha", 1.0, "streamwise wavenumber of the Orr-Sommerfeld mode", low=0, low_open=True),
-            Param("amplitude", 1e-5, "max |u'| of the mode", low=0)),
-            "laminar + amplitude x the least stable Orr-Sommerfeld mode (default box Lx = 2 pi / alpha)"),
-        "turbulent": InitialCondition(_turbulent, (
-            Param("amplitude", 0.1, "rms velocity of the random perturbation", low=0),
-            Param("seed", 0, "random seed", int, low=0, flag="--seed")),
-            "laminar + a random perturbation satisfying the wall conditions (3D transition)"),
+        "tollmien-schlichting": ORR_SOMMERFELD_MODE,
+        "turbulent": TURBULENT,
     }
 
     def __init__(self, grid: Grid, Re: float = 5000.0, drive: str = "flow-rate"):

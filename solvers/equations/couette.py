@@ -6,7 +6,7 @@ import numpy as np
 
 from .._grid import Grid
 from .._params import InitialCondition, Param
-from .channel import Channel, _laminar, _tollmien_schlichting, _turbulent
+from .channel import ORR_SOMMERFELD_MODE, TURBULENT, Channel, _laminar
 
 #: volume mean of ``U^2 / 2`` for ``U = y``: the energy of laminar Couette flow
 LAMINAR_ENERGY = 1.0 / 6.0
@@ -49,14 +49,8 @@ class Couette(Channel):
     )
     initial_conditions = {
         "laminar": InitialCondition(_laminar, (), "laminar Couette flow U = y"),
-        "orr-sommerfeld": InitialCondition(_tollmien_schlichting, (
-            Param("alpha", 1.0, "streamwise wavenumber of the Orr-Sommerfeld mode", low=0, low_open=True),
-            Param("amplitude", 1e-5, "max |u'| of the mode", low=0)),
-            "laminar + amplitude x the least stable Orr-Sommerfeld mode (default box Lx = 2 pi / alpha)"),
-        "turbulent": InitialCondition(_turbulent, (
-            Param("amplitude", 0.1, "rms velocity of the random perturbation", low=0),
-            Param("seed", 0, "random seed", int, low=0, flag="--seed")),
-            "laminar + a random perturbation satisfying the wall conditions"),
+        "orr-sommerfeld": ORR_SOMMERFELD_MODE,
+        "turbulent": TURBULENT,
     }
     drive = "none"
 

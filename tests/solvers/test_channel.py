@@ -5,6 +5,8 @@ to one device, bit-identical resume, and the bad inputs."""
 import csv
 import math
 import shutil
+import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -17,17 +19,12 @@ from solvers.cli import main
 from solvers.equations.channel import LAMINAR_BULK, Channel
 from solvers.io import read_csv
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _walls import diagnostics, wall_flow  # noqa: E402
+
 
 def _channel(shape, mesh, dealias="2/3", **params):
-    box = (2.0, 2 * math.pi) + ((math.pi,) if len(shape) == 3 else ())
-    grid = Channel.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias=dealias, backend=None,
-                            params={})
-    return Channel(grid, **params)
-
-
-def _diagnostics(eq, s, dt=0.01):
-    with jax.set_mesh(eq.grid.mesh):
-        return {k: float(v) for k, v in jax.jit(eq.diagnostics)(s, 0.0, dt).items()}
+    return wall_flow(Channel, shape, mesh, dealias, **params)
 
 
 @pytest.mark.parametrize("shape,kind", [((17, 8), "slab"), ((17, 16, 16), "pencil")])
@@ -39,7 +36,7 @@ def test_laminar_poiseuille_flow_is_steady_to_round_off(meshes, shape, kind):
         s0 = eq.initial_state("laminar")
         s1 = IMEX(eq).advance(s0, 0.0, 0.01, 10)
         assert float(jnp.max(jnp.abs(s1 - s0))) < 1e-14
-        d = _diagnostics(eq, s1)
+        d = diagnostics(eq, s1)
         assert abs(d["energy"] - 4 / 15) < 1e-14 and abs(d["bulk_velocity"] - LAMINAR_BULK) < 1e-14
         assert abs(d["wall_shear_bottom"] - 0.02) < 1e-14 and abs(d["wall_shear_top"] - 0.02) < 1e-14
         assert d["perturbation_energy"] < 1e-28
@@ -54,7 +51,7 @@ def test_sharded_runs_equal_one_device(meshes):
     for kind in ("single", "slab", "pencil"):
         eq = _channel((17, 16, 16), None if kind == "single" else meshes[kind], dealias="3/2", Re=2000.0)
         s = IMEX(eq).advance(eq.initial_state("turbulent", amplitude=0.2, seed=3), 0.0, 5e-3, 4)
-        assert abs(_diagnostics(eq, s)["bulk_velocity"] - LAMINAR_BULK) < 1e-13
+        assert abs(diagnostics(eq, s)["bulk_velocity"] - LAMINAR_BULK) < 1e-13
         with jax.set_mesh(eq.grid.mesh):
             out[kind] = {k: np.asarray(v) for k, v in jax.jit(eq.snapshot_fields)(s).items()}
     for kind in ("slab", "pencil"):

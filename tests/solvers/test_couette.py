@@ -4,6 +4,8 @@ eigenvalue's rate through the CLI, a sharded run equal to one device, and the ba
 
 import csv
 import math
+import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -17,17 +19,12 @@ from solvers.equations import Couette
 from solvers.equations.couette import LAMINAR_ENERGY
 from solvers.stability import orr_sommerfeld
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _walls import diagnostics, wall_flow  # noqa: E402
+
 
 def _couette(shape, mesh, dealias="2/3", **params):
-    box = (2.0, 2 * math.pi) + ((math.pi,) if len(shape) == 3 else ())
-    grid = Couette.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias=dealias, backend=None,
-                            params={})
-    return Couette(grid, **params)
-
-
-def _diagnostics(eq, s, dt=0.01):
-    with jax.set_mesh(eq.grid.mesh):
-        return {k: float(v) for k, v in jax.jit(eq.diagnostics)(s, 0.0, dt).items()}
+    return wall_flow(Couette, shape, mesh, dealias, **params)
 
 
 def _collocation_phase_speeds(re: float, alpha: float, n: int) -> np.ndarray:
@@ -75,7 +72,7 @@ def test_laminar_couette_flow_is_steady_to_round_off(meshes, shape, kind):
     s0 = eq.initial_state("laminar")
     s1 = IMEX(eq).advance(s0, 0.0, 0.01, 10)
     assert float(jnp.max(jnp.abs(s1))) < 1e-15
-    d = _diagnostics(eq, s1)
+    d = diagnostics(eq, s1)
     assert abs(d["energy"] - LAMINAR_ENERGY) < 1e-14 and abs(d["bulk_velocity"]) < 1e-15
     assert abs(d["wall_shear_bottom"] - 0.01) < 1e-15 and abs(d["wall_shear_top"] - 0.01) < 1e-15
     assert d["perturbation_energy"] < 1e-30

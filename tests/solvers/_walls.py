@@ -1,0 +1,22 @@
+"""Helpers of the wall-bounded flow tests (channel, Couette): the equation on a float64 grid, its diagnostics."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+
+def wall_flow(cls, shape, mesh, dealias="2/3", **params):
+    """``cls`` (a :class:`~solvers.equations.channel.Channel` kind) on ``shape`` (``NY NX [NZ]``), box
+    ``(2, 2 pi[, pi])``, float64."""
+    box = (2.0, 2 * math.pi) + ((math.pi,) if len(shape) == 3 else ())
+    grid = cls.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias=dealias, backend=None, params={})
+    return cls(grid, **params)
+
+
+def diagnostics(eq, s, dt=0.01):
+    """The equation's diagnostics of ``s`` as floats."""
+    with jax.set_mesh(eq.grid.mesh):
+        return {k: float(v) for k, v in jax.jit(eq.diagnostics)(s, 0.0, dt).items()}
