@@ -13,8 +13,7 @@ from jax.sharding import Mesh, PartitionSpec
 import xfft
 
 from ._grid import Grid, rmul, safe_inverse, times_i
-from .bases import Fourier, RealFourier
-from .bases.fourier import keep_modes
+from .bases.fourier import keep_modes, periodic_bases
 
 
 def _as_shape(shape: int | Sequence[int], ndim: int) -> tuple[int, ...]:
@@ -92,9 +91,7 @@ class SpectralGrid(Grid):
             raise ValueError(f"points {stored} differ from the grid shape {shape}, which needs dealias '2/3' or '3/2' "
                              "(without dealiasing the products alias differently on other points), got 'none'")
         lengths = _as_lengths(box_length, len(shape))
-        bases = [Fourier(p, L, kept_modes=n) for p, n, L in zip(stored, shape, lengths)]
-        if not complex_fields:
-            bases[-1] = RealFourier(stored[-1], lengths[-1], kept_modes=shape[-1])
+        bases = periodic_bases(shape, lengths, points=stored, real_last=not complex_fields)
         super().__init__(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, complex_fields=complex_fields,
                          order=order)
         self.padded_shape = tuple(3 * n // 2 for n in self.shape) if dealias == "3/2" else self.shape

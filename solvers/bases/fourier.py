@@ -119,6 +119,31 @@ class RealFourier(Fourier):
         return Basis.pad(self, c, other, axis)
 
 
+def periodic_bases(sizes, lengths, *, points=None, real_last: bool = True) -> list[Fourier]:
+    """Fourier bases of periodic axes with ``sizes`` modes on ``points`` (default: ``sizes``; see
+    :attr:`Fourier.kept_modes`), the last one a :class:`RealFourier` half spectrum when ``real_last``."""
+    pts = tuple(sizes) if points is None else tuple(points)
+    out = [Fourier(p, L, kept_modes=n) for p, n, L in zip(pts, sizes, lengths)]
+    if real_last and out:
+        out[-1] = RealFourier(pts[-1], lengths[-1], kept_modes=sizes[-1])
+    return out
+
+
+def wall_points(shape, points):
+    """The points of the periodic axes (1, 2) of a grid whose axis 0 is a wall-normal basis, which keeps its
+    ``shape[0]`` points; None for ``points=None``.
+
+    Raises:
+      ValueError: ``points`` that change the wall-normal axis.
+    """
+    if points is None:
+        return None
+    if int(points[0]) != int(shape[0]):
+        raise ValueError(f"the wall-normal axis keeps its {shape[0]} points; only the periodic axes can hold their "
+                         f"modes on more points, got points {tuple(points)} for the grid {tuple(shape)}")
+    return tuple(points[1:])
+
+
 def keep_modes(m, n: int, kept: int, rule: str):
     """Which of the modes ``|m|`` (numpy or jax array) of an ``n``-point axis with ``kept`` modes a dealiasing
     ``rule`` keeps: ``"2/3"`` ``|m| < kept / 3``; ``"3/2"`` every mode but the Nyquist mode (of ``kept`` points:

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._grid import Grid
 from .._params import InitialCondition, Param
-from ..bases import Chebyshev, Fourier, RealFourier, _tau
+from ..bases import Chebyshev, _tau
+from ..bases.fourier import periodic_bases, wall_points
 from ._base import Equation
 from ._kmm import WallVelocity, laminar_profile
 
@@ -136,8 +137,9 @@ class Channel(Equation):
         if grid.box_length[0] != 2.0:
             raise ValueError(f"{self.label()}: the wall-normal box (first entry of the box length) must be 2 (walls "
                              f"at y = -1, 1), got {grid.box_length[0]}")
-        wall = type(self).grid_for(grid.shape, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
-                                   dealias=grid.dealias_rule, backend=grid.backend, params={})
+        wall = type(self).grid_for(grid.modes, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
+                                   dealias=grid.dealias_rule, backend=grid.backend, params={},
+                                   points=grid.shape if grid.stored_on_more_points else None)
         super().__init__(wall, **params)
         self.dim = wall.ndim
         self.kmm = WallVelocity(wall)
@@ -161,12 +163,12 @@ class Channel(Equation):
                              f"got {box_length[0]:g}")
 
     @classmethod
-    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> Grid:
-        """Chebyshev in y on ``[-1, 1]`` (axis 0), Fourier in x, a half spectrum in z (3D)."""
+    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params, points=None) -> Grid:
+        """Chebyshev in y on ``[-1, 1]`` (axis 0), Fourier in x, a half spectrum in z (3D); ``points``: the
+        periodic axes' modes on more points (axis 0 keeps its own, see :func:`~solvers.bases.fourier.wall_points`)."""
         cls.check_box(tuple(box_length), params)
-        bases = [Chebyshev(shape[0], (-1.0, 1.0))] + [Fourier(n, L) for n, L in zip(shape[1:], box_length[1:])]
-        if len(shape) == 3:
-            bases[2] = RealFourier(shape[2], box_length[2])
+        bases = [Chebyshev(shape[0], (-1.0, 1.0))] + periodic_bases(
+            shape[1:], box_length[1:], points=wall_points(shape, points), real_last=len(shape) == 3)
         return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend,
                     axis_names=("y", "x", "z")[:len(shape)])
 

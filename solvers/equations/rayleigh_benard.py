@@ -103,8 +103,9 @@ class RayleighBenard(Equation):
         if grid.box_length[0] != 1.0:
             raise ValueError(f"rayleigh-benard: the depth (box length of the first axis, z) must be 1, got "
                              f"{grid.box_length[0]}")
-        wall_grid = type(self).grid_for(grid.shape, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
-                                        dealias=grid.dealias_rule, backend=grid.backend, params={"walls": walls})
+        wall_grid = type(self).grid_for(grid.modes, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
+                                        dealias=grid.dealias_rule, backend=grid.backend, params={"walls": walls},
+                                        points=grid.shape if grid.stored_on_more_points else None)
         super().__init__(wall_grid, Ra=Ra, Pr=Pr, amplitude=amplitude, walls=walls)
         self.dim = wall_grid.ndim
 
@@ -121,10 +122,12 @@ class RayleighBenard(Equation):
         return "imex" if params.get("walls") == "no-slip" else cls.default_integrator
 
     @classmethod
-    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> Grid:
+    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params, points=None) -> Grid:
+        """The wall grid of the variant ``params["walls"]`` names; ``points``: the horizontal axes' modes on more
+        points (the vertical axis keeps its own)."""
         variant = _variant(params.get("walls", "free-slip")) if cls is RayleighBenard else cls
         return variant.wall_grid(tuple(shape), mesh, box_length=tuple(box_length), dtype=dtype, dealias=dealias,
-                                 backend=backend)
+                                 backend=backend, points=points)
 
     @classmethod
     def check_shape(cls, shape: tuple[int, ...], params: dict[str, Any]) -> None:
@@ -140,7 +143,7 @@ class RayleighBenard(Equation):
             raise ValueError(f"rayleigh-benard: the depth (the first entry, z) must be 1, got {box_length[0]:g}")
 
     @classmethod
-    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend) -> Grid:  # pragma: no cover
+    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend, points=None) -> Grid:  # pragma: no cover
         raise NotImplementedError
 
     def energy_bound(self, initial: float) -> float:

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._grid import Grid, safe_inverse
-from ..bases import Cosine, Fourier, Sine
+from ..bases import Cosine, Sine
+from ..bases.fourier import periodic_bases, wall_points
 from .rayleigh_benard import RayleighBenard
 
 
@@ -32,11 +33,11 @@ class FreeSlip(RayleighBenard):
     """
 
     @classmethod
-    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend) -> Grid:
+    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend, points=None) -> Grid:
         """Cosine series in z on the cell-centred points (the grid of the horizontal velocities), Fourier
         horizontally; the sine fields use :meth:`Grid.with_basis`."""
-        bases = (Cosine(shape[0], (0.0, box_length[0])),) + tuple(Fourier(n, L) for n, L in zip(shape[1:],
-                                                                                             box_length[1:]))
+        bases = (Cosine(shape[0], (0.0, box_length[0])),) + tuple(periodic_bases(
+            shape[1:], box_length[1:], points=wall_points(shape, points), real_last=False))
         return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=("z", "x", "y")[:len(shape)])
 
     def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2,

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 
 from .._grid import Grid
-from ..bases import Chebyshev, Fourier, RealFourier, _tau
+from ..bases import Chebyshev, _tau
+from ..bases.fourier import periodic_bases, wall_points
 from ._kmm import WallVelocity
 from .rayleigh_benard import RayleighBenard
 
@@ -28,12 +29,10 @@ class NoSlip(RayleighBenard):
     linear_form = "implicit"
 
     @classmethod
-    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend) -> Grid:
+    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend, points=None) -> Grid:
         """Chebyshev in z on ``[0, 1]``, Fourier in x, a half spectrum in y (3D)."""
-        bases = [Chebyshev(shape[0], (0.0, box_length[0]))] + [Fourier(n, L) for n, L in zip(shape[1:],
-                                                                                         box_length[1:])]
-        if len(shape) == 3:
-            bases[2] = RealFourier(shape[2], box_length[2])
+        bases = [Chebyshev(shape[0], (0.0, box_length[0]))] + periodic_bases(
+            shape[1:], box_length[1:], points=wall_points(shape, points), real_last=len(shape) == 3)
         return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=("z", "x", "y")[:len(shape)])
 
     def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2,

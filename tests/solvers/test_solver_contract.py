@@ -34,7 +34,7 @@ BAD = [  # (argv, text the one-line message must contain)
     (["run", "navier-stokes", "--n", "30", "--dealias", "none"], "none of their sizes (30, 30, 30) is divisible by 8 "
      "(JAX shards arrays evenly); nearest sizes this mesh holds: 24 or 32; with dealias 2/3 or 3/2 the grid's "
      "modes would be held on more points"),
-    (["run", "channel", "--n", "33", "30", "30"], "cannot hold a 33x30x30 grid (dealias 2/3)"),  # walls: no points
+    (["run", "channel", "--n", "33", "30", "30", "--dealias", "none"], "cannot hold a 33x30x30 grid (dealias none)"),
     (NS[:2] + ["--n", "15"], "--n: grid sizes must be even integers >= 4"),
     (NS[:2] + ["--n", "16", "16"], "--n: navier-stokes runs on 3D grids"),
     (NS + ["--box-length", "1", "2"], "--box-length: navier-stokes runs on 3D grids"),
