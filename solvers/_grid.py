@@ -61,7 +61,8 @@ class Grid:
     Raises:
       TypeError: a basis that is not a :class:`~solvers.bases.Basis`, a non-floating dtype.
       ValueError: bad dealias rule, float64 without 64-bit mode, a misplaced ``RealFourier``, a mesh that cannot
-        hold the grid, or a spectral layout that shards an axis whose coefficients couple.
+        hold the grid, a spectral layout that shards an axis whose coefficients couple, or an axis with fewer
+        modes than points (``Fourier(kept_modes=...)``) and ``dealias="none"``.
     """
 
     def __init__(self, bases: Sequence[Basis], mesh: Mesh | None = None, *, dtype=jnp.float32,
@@ -97,6 +98,10 @@ class Grid:
         if dealias not in DEALIAS:
             raise ValueError(f"dealias must be one of {DEALIAS}, got {dealias!r}")
         self.dealias_rule = dealias
+        if self.stored_on_more_points and dealias == "none":
+            raise ValueError(f"points {self.shape} differ from the grid's modes {self.modes}, which needs dealias "
+                             "'2/3' or '3/2' (without dealiasing the products alias differently on other points), "
+                             "got 'none'")
         self.backend = backend
         self.complex_fields = bool(complex_fields)
         self.kinds = tuple(b.kind for b in self.bases)

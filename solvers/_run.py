@@ -435,8 +435,6 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
         if cfg.resume and run.lead:
             print(f"--resume: no checkpoint in {ckdir}; starting from the initial condition", flush=True)
         state = run.eq.initial_state(run.res.ic, **run.res.ic_params)
-        if run.grid.stored_on_more_points:  # only the modes of the grid (the points hold more)
-            state = jax.jit(lambda s: jax.tree.map(run.grid.truncate, s), donate_argnums=0)(state)
         clock = _Clock(0, 0.0, 0.0, None, 0)
         if not io.finite(run.f_energy(state)):
             raise BlowUpError(0, 0.0, None, ckdir)

@@ -87,9 +87,6 @@ class SpectralGrid(Grid):
                  order: str = "natural", points: int | Sequence[int] | None = None):
         shape = _as_shape(shape, ndim)
         stored = shape if points is None else _as_points(points, shape)
-        if stored != shape and dealias == "none":
-            raise ValueError(f"points {stored} differ from the grid shape {shape}, which needs dealias '2/3' or '3/2' "
-                             "(without dealiasing the products alias differently on other points), got 'none'")
         lengths = _as_lengths(box_length, len(shape))
         bases = periodic_bases(shape, lengths, points=stored, real_last=not complex_fields)
         super().__init__(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, complex_fields=complex_fields,
@@ -119,7 +116,6 @@ class SpectralGrid(Grid):
         rule = self.dealias_rule if rule is None else rule
         return [keep_modes(m, n, kept, rule).astype(self.dtype)
                 for (_, m, n), kept in zip(self._modes(), self.modes)]
-
 
     @property
     def _weight(self) -> jax.Array:

@@ -271,7 +271,7 @@ def _print_dry_run(info: dict) -> None:
         "equation": cfg["equation"], "ic": cfg["ic"], "integrator": cfg["integrator"], "parameters": params,
         "grid": "x".join(map(str, cfg["n"])) + f", box {' x '.join(f'{v:.6g}' for v in cfg['box_length'])}"
                 + (f" (modes; held on {'x'.join(map(str, info['points']))} points, which the mesh splits)"
-                   if info.get("points", cfg["n"]) != cfg["n"] else ""),
+                   if info["points"] != cfg["n"] else ""),
         "dtype": cfg["dtype"], "dealias": cfg["dealias"], "time": f"t_end {cfg['t_end']:g}, {step}"
                                                                   + (f", max_steps {cfg['max_steps']}"
                                                                      if cfg["max_steps"] is not None else ""),

@@ -31,8 +31,10 @@ class Fourier(Basis):
     def __init__(self, n: int, domain: tuple[float, float] | float = 2 * math.pi, *, kept_modes: int | None = None):
         super().__init__(n, domain)
         kept = self.n if kept_modes is None else kept_modes
-        if isinstance(kept, bool) or not isinstance(kept, (int, np.integer)) or not self.min_points <= kept <= self.n:
-            raise ValueError(f"{type(self).__name__}: kept_modes must be an int from {self.min_points} to n={self.n}, "
+        if isinstance(kept, bool) or not isinstance(kept, (int, np.integer)):
+            raise TypeError(f"{type(self).__name__}: kept_modes must be an int, got {kept_modes!r}")
+        if not self.min_points <= kept <= self.n:
+            raise ValueError(f"{type(self).__name__}: kept_modes must be from {self.min_points} to n={self.n}, "
                              f"got {kept_modes!r}")
         self.kept_modes = int(kept)
 

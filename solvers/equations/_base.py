@@ -233,10 +233,20 @@ class Equation(abc.ABC):
     def initial_state(self, ic: str, **params: Any) -> State:
         """Build the initial state ``ic`` (a key of ``initial_conditions``) with its parameters.
 
+        On a grid that stores its modes on more points (``grid.stored_on_more_points``) the state is truncated to
+        the grid's modes (:meth:`~solvers.Grid.truncate`): a builder works on the points.
+
         Raises:
           ValueError: unknown initial condition or parameter, a value out of range, or one the builder rejects.
         """
-        return self.initial_condition(ic).build(self, **self.resolve_ic_params(ic, **params))
+        state = self.initial_condition(ic).build(self, **self.resolve_ic_params(ic, **params))
+        if not self.grid.stored_on_more_points:
+            return state
+        truncate = jax.jit(lambda s: jax.tree.map(self.grid.truncate, s))
+        if not jax.sharding.get_abstract_mesh().empty:  # already under a mesh (the driver's, or traced)
+            return truncate(state)
+        with jax.set_mesh(self.grid.mesh):
+            return truncate(state)
 
     def abstract_state(self) -> State:
         """Shapes, dtypes and shardings of the state (``jax.ShapeDtypeStruct`` pytree), without computing it.

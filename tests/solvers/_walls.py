@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 
 import jax
@@ -14,6 +15,13 @@ def wall_flow(cls, shape, mesh, dealias="2/3", **params):
     box = (2.0, 2 * math.pi) + ((math.pi,) if len(shape) == 3 else ())
     grid = cls.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias=dealias, backend=None, params={})
     return cls(grid, **params)
+
+
+def energy_rate(out, t0: float, t1: float) -> float:
+    """``d ln(perturbation_energy) / dt`` between the rows at ``t0`` and ``t1`` of a run's diagnostics CSV."""
+    with open(out / "diagnostics.csv") as f:
+        rows = {round(float(r["t"]), 6): float(r["perturbation_energy"]) for r in csv.DictReader(f)}
+    return math.log(rows[t1] / rows[t0]) / (t1 - t0)
 
 
 def diagnostics(eq, s, dt=0.01):

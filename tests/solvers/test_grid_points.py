@@ -17,6 +17,8 @@ import pytest
 
 import xfft
 from solvers import INTEGRATORS, ConfigError, NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers.bases import Fourier
+from solvers.equations import Channel
 from solvers.io import read_csv
 
 SHAPES = [(30, 40, 50), (40, 30, 30), (30, 30, 32), (30, 30, 30), (24, 20, 18), (30, 40), (30, 30)]
@@ -70,12 +72,33 @@ def test_modes_on_more_points_keep_the_modes_of_the_grid(meshes):
         ones = jnp.ones((1,) + nat.spectral_shape, nat.cdtype)
         kept = np.asarray(nat.truncate(jax.device_put(ones, nat.spectral_sharding(1))))[0]
     assert kept.sum() == 29 * 29 * 15  # |m| < 15 on every axis: the modes of a 30-point grid but its Nyquist
-    assert SpectralGrid(16, mesh).truncate is not None and not SpectralGrid(16, mesh).stored_on_more_points
+    plain = SpectralGrid(16, mesh)
+    assert not plain.stored_on_more_points and plain.modes == plain.shape
+    x = jnp.arange(3.0)
+    assert plain.truncate(x) is x  # a grid with as many points as modes truncates nothing
+    # An initial condition built on the points holds only the grid's modes (the API as the main job).
+    eq = NavierStokes(SpectralGrid(30, mesh, dtype=jnp.float64, points=32), nu=0.01)
+    with jax.set_mesh(mesh):
+        u = np.asarray(eq.grid.to_natural(eq.initial_state("random-isotropic", seed=1)))
+    m0, m2 = np.abs(np.fft.fftfreq(32, 1 / 32)), np.arange(17)
+    outside = (m0[:, None, None] >= 15) | (m0[None, :, None] >= 15) | (m2[None, None, :] >= 15)
+    assert np.abs(u[:, outside]).max() == 0 and np.abs(u[:, ~outside]).max() > 0
     for bad, text in [(dict(points=28), "points must be even sizes >= the grid shape"),
                       (dict(points=33), "points must be even sizes"),
                       (dict(points=32, dealias="none"), "needs dealias '2/3' or '3/2'")]:
         with pytest.raises(ValueError, match=text):
             SpectralGrid(30, mesh, **bad)
+    with pytest.raises(ValueError, match="kept_modes must be from 4 to n=32, got 40"):
+        Fourier(32, kept_modes=40)
+    with pytest.raises(TypeError, match="kept_modes must be an int, got 30.0"):
+        Fourier(32, kept_modes=30.0)
+    # Every grid, a wall grid included, refuses fewer modes than points without dealiasing.
+    with pytest.raises(ValueError, match="needs dealias '2/3' or '3/2'"):
+        Channel.grid_for((17, 30), mesh, box_length=(2.0, 6.0), dtype=jnp.float64, dealias="none", backend=None,
+                         params={}, points=(17, 32))
+    with pytest.raises(ValueError, match="the wall-normal axis keeps its 17 points"):
+        Channel.grid_for((17, 30), mesh, box_length=(2.0, 6.0), dtype=jnp.float64, dealias="2/3", backend=None,
+                         params={}, points=(18, 32))
 
 
 def _pad_natural(c: np.ndarray, n: int, p: int) -> np.ndarray:
