@@ -22,6 +22,12 @@ sys.path.insert(0, str(HERE.parent))  # the checkout's packages, also before `pi
 def round_robin(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
     """Median seconds of each zero-argument callable (which must block until its result is ready): one warm-up
     call each, then ``repeats`` rounds in which the cases take turns, so a change of load hits all of them."""
+    return {k: statistics.median(v) for k, v in round_robin_samples(cases, repeats).items()}
+
+
+def round_robin_samples(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """The seconds of every round of :func:`round_robin` (round ``i`` of every case at index ``i``), for ratios
+    taken within a round."""
     for fn in cases.values():
         fn()
     times: dict[str, list[float]] = {k: [] for k in cases}
@@ -30,4 +36,12 @@ def round_robin(cases: dict[str, Callable[[], object]], repeats: int) -> dict[st
             t0 = time.perf_counter()
             fn()
             times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return times
+
+
+def paired_ratio(num: list[float], den: list[float]) -> dict[str, float]:
+    """Median and quartiles of the per-round ratios ``num[i] / den[i]``: a slow spell of the machine hits both
+    halves of a ratio, so these vary less than a ratio of medians."""
+    r = sorted(a / b for a, b in zip(num, den, strict=True))
+    q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0]] * 3
+    return {"median": statistics.median(r), "q1": q[0], "q3": q[2]}

@@ -8,12 +8,13 @@
 2. ``--driver``: 8 CPU devices, float32, CFL control: the main job's time loop (``solvers._run._loop`` after its
    first segments compiled, diagnostics every 10 steps, as ``python -m solvers run`` runs it) per step against the
    bare compiled step (``Integrator.advance``: a fixed-dt ``fori_loop``) at 32^3 (navier-stokes, lsrk4) and 256^2
-   (navier-stokes-2d, rk4), alternating.
+   (navier-stokes-2d, rk4), ``--driver-steps`` steps per call, alternating; ``main_over_bare`` is the median of the
+   per-round ratios (with quartiles), which a slow spell of the shared machine moves less than a ratio of medians.
 
 exponax is installed only for this benchmark (``pip install exponax``; it is no dependency of xfft). Writes
 ``benchmarks/results/solver_step.json`` and ``.png``.
 
-Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7]``.
+Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7] [--driver-steps 100]``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ import datetime
 import json
 import os
 import platform
+import statistics
 from pathlib import Path
 
 import jax  # noqa: E402
-from _timing import HERE, round_robin  # sets 8 CPU devices: before jax (benchmarks/ is the script's directory)
+from _timing import (  # sets 8 CPU devices: before jax (benchmarks/ is the script's directory)
+    HERE,
+    paired_ratio,
+    round_robin,
+    round_robin_samples,
+)
 
 jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
@@ -120,11 +127,14 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
         def bare_step():
             box["bare"] = bare.advance(box["bare"], 0.0, dt, steps)
 
-        t = round_robin({"main": main_job, "bare": bare_step}, repeats)
+        samples = round_robin_samples({"main": main_job, "bare": bare_step}, repeats)
         run.ckpt.close()
-    row = {"equation": eqname, "n": n, "integrator": integ_name, "steps": steps,
-                 "main_job_ms_per_step": 1e3 * t["main"] / steps, "bare_ms_per_step": 1e3 * t["bare"] / steps,
-                 "main_over_bare": t["main"] / t["bare"]}
+    t = {k: statistics.median(v) for k, v in samples.items()}
+    ratio = paired_ratio(samples["main"], samples["bare"])
+    row = {"equation": eqname, "n": n, "integrator": integ_name, "steps": steps, "repeats": repeats,
+           "main_job_ms_per_step": 1e3 * t["main"] / steps, "bare_ms_per_step": 1e3 * t["bare"] / steps,
+           "main_over_bare": ratio["median"], "main_over_bare_q1": ratio["q1"], "main_over_bare_q3": ratio["q3"],
+           "ratio_of_medians": t["main"] / t["bare"]}
     print(json.dumps({name: row}), flush=True)
     return row
 
@@ -161,6 +171,7 @@ def main() -> None:
     p.add_argument("--n2d", type=int, default=256)
     p.add_argument("--n3d", type=int, default=48)
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--driver-steps", type=int, default=100, help="steps per timed call of --driver")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--out", type=Path, default=HERE / "results")
     a = p.parse_args()
@@ -172,7 +183,7 @@ def main() -> None:
     if a.peer:
         result["peer"] = peer(a.n2d, a.n3d, a.steps, a.repeats)
     if a.driver:
-        result["driver"] = driver(a.repeats, 40)
+        result["driver"] = driver(a.repeats, a.driver_steps)
     result["meta"] = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
                       "machine": platform.machine(), "cpu_count": os.cpu_count(), "jax": jax.__version__,
                       "load_average_1min_start_end": [load0, os.getloadavg()[0]]}

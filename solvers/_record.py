@@ -1,12 +1,12 @@
 """The main job's diagnostics rows: computed on the devices at once, fetched and written one segment later.
 
-:class:`Recorder` dispatches an equation's ``diagnostics`` (and ``spectrum``) programs for a state and returns
-without waiting; the values are fetched (one transfer) and written when the next row is asked for, before a
-checkpoint, and at the end of the run (:meth:`Recorder.flush`). So the devices go from a segment of steps to the
-row's reductions and straight on to the next segment, while the host writes the previous row: the host never
-holds the devices up for a row (issue 18: the main job at the speed of its bare step). A row is written before
-any checkpoint that follows it, so a resumed run's CSV is the same as a straight run's, and on a blow-up the
-rows already computed are still written.
+:class:`Recorder` dispatches one program for a row (an equation's ``diagnostics`` and ``spectrum`` together)
+and returns without waiting; the values are fetched (one transfer) and written when the next row is asked for,
+before a checkpoint, and at the end of the run (:meth:`Recorder.flush`). The previous row is written after the
+new one is dispatched, so the host writes while the devices compute: the devices go from a segment of steps to
+the row and straight on to the next segment, and the host never holds them up for a row (issue 18: the main job
+at the speed of its bare step). A row is written before any checkpoint that follows it, so a resumed run's CSV
+is the same as a straight run's, and on a blow-up the rows already computed are still written.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Recorder:
     """
 
     def __init__(self, eq, diag_log, spec_log, lead: bool, has_spec: bool):
-        self._diag, self._spec = jax.jit(eq.diagnostics), jax.jit(eq.spectrum)
+        self._row = jax.jit(lambda s, t, dt: (eq.diagnostics(s, t, dt), eq.spectrum(s) if has_spec else None))
         self.logs = (diag_log, spec_log)
         self.resolution = ResolutionMonitor(warn=lead)
         self.lead, self.has_spec = lead, has_spec
@@ -37,9 +37,9 @@ class Recorder:
         self._pending: tuple[Any, int, float, float] | None = None
 
     def submit(self, state, step: int, t: float, dt: float) -> None:
-        """Dispatch the row of ``state`` (no wait); the previous pending row is written first."""
+        """Dispatch the row of ``state`` (no wait), then write the previous pending row (rows keep their order)."""
+        arrays = self._row(state, t, dt)
         self.flush()
-        arrays = (self._diag(state, t, dt), self._spec(state) if self.has_spec else None)
         self._pending = (arrays, step, t, dt)
 
     def flush(self) -> dict | None:

@@ -268,10 +268,15 @@ class Equation(abc.ABC):
         """Largest advective rate ``max(sum_i |u_i| / dx_i)`` for the CFL condition; None if not applicable."""
         return None
 
-    def nonlinear_with_rate(self, state: State, t: jax.Array) -> tuple[State, jax.Array]:
+    def nonlinear_with_rate(self, state: State, t: jax.Array, reduce: Callable | None = None
+                            ) -> tuple[State, jax.Array]:
         """``nonlinear(state, t)`` and ``max_rate(state)`` together, for the driver's CFL control. Equations whose
         nonlinear term already holds the physical velocity on the grid points override it (and
-        :meth:`fuses_rate`) so that the rate costs no transform; the default computes the two separately."""
+        :meth:`fuses_rate`) so that the rate costs no transform; the default computes the two separately.
+
+        ``reduce`` (fused equations): maps the per-point rate field ``sum_i |u_i| / dx_i`` to the rate; None is
+        ``jnp.max``. The driver's stage loop passes one that reduces (across devices) in a step's first stage
+        only and returns 0 in the others, so the nonlinear term is traced once, outside any branch."""
         return self.nonlinear(state, t), self.max_rate(state)
 
     def fuses_rate(self) -> bool:

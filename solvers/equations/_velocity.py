@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
@@ -34,7 +36,7 @@ class VelocityEquation(Equation):
         uw = self.grid.to_physical(jnp.concatenate([u_hat, self.grid.curl(u_hat)]))
         return uw[:3], cross(uw[:3], uw[3:])
 
-    def lamb_hat(self, u_hat: jax.Array, rate: bool = False) -> jax.Array | tuple[jax.Array, jax.Array]:
+    def lamb_hat(self, u_hat: jax.Array, rate: bool | Callable = False) -> jax.Array | tuple[jax.Array, jax.Array]:
         """Dealiased spectrum of the Lamb vector ``u x omega``, with few full fields alive at once.
 
         Nine scalar transforms (6 inverse, 3 forward) in an order that frees each physical field as soon as its
@@ -46,7 +48,9 @@ class VelocityEquation(Equation):
         Args:
           u_hat: velocity spectrum ``(3,) + grid.spectral_shape``, ``grid.spectral_sharding(1)``.
           rate: also return :func:`~solvers.diagnostics.max_rate` of ``u_hat`` from the same physical velocity
-            (only where products are formed on the grid points, i.e. not with 3/2 padding).
+            (only where products are formed on the grid points, i.e. not with 3/2 padding); a callable is the
+            reduction of the per-point rate field to use instead of ``jnp.max`` (see
+            :meth:`~solvers.Equation.nonlinear_with_rate`).
 
         Returns:
           ``(3,) + grid.spectral_shape``, same sharding (and the rate, replicated, if ``rate``).
@@ -67,7 +71,10 @@ class VelocityEquation(Equation):
         ly_hat = g.from_physical(ly + uz * wx)
         lz_hat = g.from_physical(lz - uy * wx)
         out = jnp.stack([lx_hat, ly_hat, lz_hat])
-        return (out, jnp.max(partial + jnp.abs(uz) / hz)) if rate else out
+        if not rate:
+            return out
+        reduce = rate if callable(rate) else jnp.max
+        return out, reduce(partial + jnp.abs(uz) / hz)
 
     def fuses_rate(self) -> bool:
         return self.grid.dealias_rule != "3/2"

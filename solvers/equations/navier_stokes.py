@@ -62,12 +62,12 @@ class NavierStokes(VelocityEquation):
     def nonlinear(self, u_hat: jax.Array, t: jax.Array) -> jax.Array:
         return self._nonlinear(u_hat, False)
 
-    def nonlinear_with_rate(self, u_hat: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def nonlinear_with_rate(self, u_hat: jax.Array, t: jax.Array, reduce=None) -> tuple[jax.Array, jax.Array]:
         if not self.fuses_rate():
             return super().nonlinear_with_rate(u_hat, t)
-        return self._nonlinear(u_hat, True)
+        return self._nonlinear(u_hat, reduce or True)
 
-    def _nonlinear(self, u_hat: jax.Array, rate: bool):
+    def _nonlinear(self, u_hat: jax.Array, rate):
         g = self.grid
         lamb = self.lamb_hat(u_hat, rate)
         lamb, r = lamb if rate else (lamb, None)
@@ -86,9 +86,9 @@ class NavierStokes(VelocityEquation):
     def diagnostics(self, u_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         g = self.grid
         z = diag.enstrophy(g, u_hat)
+        rate, div = diag.rate_and_divergence(g, u_hat)
         out = {"energy": diag.kinetic_energy(g, u_hat), "enstrophy": z, "dissipation": 2 * self.nu * z,
-               "max_div": diag.max_divergence(g, u_hat), "cfl": diag.cfl_number(g, u_hat, dt),
-               "resolution": diag.resolution(g, u_hat)}
+               "max_div": div, "cfl": dt * rate, "resolution": diag.resolution(g, u_hat)}
         if self.forcing_epsilon > 0:
             out["injection"] = jnp.asarray(self.forcing_epsilon, g.dtype)
         return out

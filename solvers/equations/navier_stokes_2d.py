@@ -124,8 +124,9 @@ class NavierStokes2D(Equation):
     def nonlinear(self, w_hat: jax.Array, t: jax.Array) -> jax.Array:
         return self.nonlinear_with_rate(w_hat, t, rate=False)
 
-    def nonlinear_with_rate(self, w_hat: jax.Array, t: jax.Array, rate: bool = True):
-        """The nonlinear term and (``rate``) the CFL rate of the physical velocity it already holds."""
+    def nonlinear_with_rate(self, w_hat: jax.Array, t: jax.Array, reduce=None, rate: bool = True):
+        """The nonlinear term and (``rate``) the CFL rate of the physical velocity it already holds (``reduce``:
+        see :meth:`~solvers.Equation.nonlinear_with_rate`)."""
         if rate and not self.fuses_rate():
             return super().nonlinear_with_rate(w_hat, t)
         g = self.grid
@@ -136,7 +137,7 @@ class NavierStokes2D(Equation):
         if not rate:
             return out
         hx, hy = g.spacing
-        return out, jnp.max(jnp.abs(f[0]) / hx + jnp.abs(f[1]) / hy)
+        return out, (reduce or jnp.max)(jnp.abs(f[0]) / hx + jnp.abs(f[1]) / hy)
 
     def fuses_rate(self) -> bool:
         return self.grid.dealias_rule != "3/2"

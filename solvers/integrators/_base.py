@@ -128,14 +128,23 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         """``L y + N(y, t)`` for one stage of an explicit scheme (a real ``L`` scales without a complex copy)."""
         return tree_add(apply_linear_lean(lin, y), self.equation.nonlinear(y, t))
 
-    def stage_rhs_and_rate(self, lin: State, y: State, t: jax.Array, rate: jax.Array | None
-                           ) -> tuple[State, jax.Array | None]:
+    def stage_rhs_and_rate(self, lin: State, y: State, t: jax.Array, rate: jax.Array | None,
+                           reduce: Callable | None = None) -> tuple[State, jax.Array | None]:
         """:meth:`stage_rhs` and the advective rate of ``y``: from the nonlinear term's own physical fields where
-        the equation fuses them (:func:`fuses_rate`), else ``rate`` (computed once before the stage loop)."""
+        the equation fuses them (:func:`fuses_rate`; ``reduce`` as in
+        :meth:`~solvers.Equation.nonlinear_with_rate`), else ``rate`` (computed once before the stage loop)."""
         if rate is None or not fuses_rate(self.equation):
             return self.stage_rhs(lin, y, t), rate
-        n, r = self.equation.nonlinear_with_rate(y, t)
+        n, r = self.equation.nonlinear_with_rate(y, t, reduce=reduce)
         return tree_add(apply_linear_lean(lin, y), n), r
+
+    def fixed_step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients = ()) -> State:
+        """:meth:`step` of a scheme whose :meth:`controlled_step` runs :meth:`stage_loop`: the same loop with
+        ``dt`` given (a static trip count), so the bare step and the driver's step are one implementation.
+        (Measured 2026-11-24, 8 CPU devices, float32: the same answers to the last bit and the same bytes per
+        point as the separate ``fori_loop`` over the stages it replaces, and 13-17% less time per RK4 step at
+        256^2 in 2D, about 2% at 32^3 in 3D.)"""
+        return self.controlled_step(state, t, coeffs, lambda r: (dt, True, ()), rate=False)[0]
 
     def stage_loop(self, state: State, t: jax.Array, choose: Callable, rate: bool, offsets: jax.Array,
                    update: Callable, init: tuple) -> tuple[tuple, jax.Array, jax.Array, Any]:
@@ -146,8 +155,12 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         rate of ``state`` before any dt is needed. Where ``go`` is False only stage 0 runs and ``update`` must
         leave the result unchanged. One ``lax.while_loop`` over the stages, so the register updates stay in place (a
         first stage taken out of the loop kept one more state alive). Where the equation fuses the CFL rate into its
-        nonlinear term, a ``lax.cond`` evaluates the rate (a reduction across devices) in the first stage only; the
-        nonlinear term is then traced twice, once in each branch.
+        nonlinear term, the rate's reduction (a maximum across devices) sits in a ``lax.cond`` taken in the first
+        stage only, passed to the equation as ``reduce``: the nonlinear term itself is traced once, outside any
+        branch. (With the whole nonlinear term inside the ``cond``, traced once in each branch, the CFL loop took
+        1.10x the fixed-dt loop at 256^2 in 2D and 1.02x with the reduction alone in it; see the README.) Where
+        ``choose`` says ``go`` is True before anything is traced (a given dt: :meth:`fixed_step`), the loop has a
+        static trip count, so the step is reverse-mode differentiable (``solvers.rollout``).
         """
         lin = self.equation.linear()
         stages = offsets.shape[0]
@@ -162,8 +175,10 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
             first = i == 0
             y, ti = regs[0], t + offsets[i] * dt
             if rate and r0 is None:  # the rate from the stage's own fields, reduced in the first stage only
-                f, r = jax.lax.cond(first, lambda y, ti: self.stage_rhs_and_rate(lin, y, ti, probe),
-                                    lambda y, ti: (self.stage_rhs(lin, y, ti), probe), y, ti)
+                def reduce(field):
+                    return jax.lax.cond(first, lambda f: jnp.max(f).astype(real), lambda f: probe, field)
+
+                f, r = self.stage_rhs_and_rate(lin, y, ti, probe, reduce)
             else:
                 f, r = self.stage_rhs_and_rate(lin, y, ti, r0)
             dt_i, go_i, aux_i = choose(r)
@@ -174,7 +189,10 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
             return i + 1, n, update(i, regs, f, dt, go), dt, go, aux
 
         start = (jnp.int32(0), jnp.int32(stages), init, jnp.zeros((), real), jnp.array(False), aux0)
-        _, _, regs, dt, go, aux = jax.lax.while_loop(lambda c: c[0] < c[1], body, start)
+        if _always(choose(probe)[1]):  # every stage runs: a static trip count (reverse-mode differentiable)
+            _, _, regs, dt, go, aux = jax.lax.fori_loop(0, stages, lambda i, c: body(c), start)
+        else:
+            _, _, regs, dt, go, aux = jax.lax.while_loop(lambda c: c[0] < c[1], body, start)
         return regs, dt, go, aux
 
     @staticmethod
@@ -192,6 +210,14 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 
     #: |dt * lambda| limit of the explicit scheme on the negative real axis (RK4: 2.78).
     linear_stability_radius: ClassVar[float] = float("inf")
+
+
+def _always(go) -> bool:
+    """Whether ``go`` is a concrete True at trace time (not a traced value)."""
+    try:
+        return bool(go)
+    except jax.errors.ConcretizationTypeError:
+        return False
 
 
 def fuses_rate(equation: Equation) -> bool:

@@ -17,7 +17,8 @@ class RK4(Integrator):
 
     The stages run as a loop over three registers: the state ``u`` (read only), the next stage's input ``y``
     and the running sum ``acc``; each stage's ``k`` is folded into both element-wise and then dropped (XLA would
-    otherwise keep ``k1 .. k4`` alive for the final combination).
+    otherwise keep ``k1 .. k4`` alive for the final combination). :meth:`step` and :meth:`controlled_step` run
+    the same loop (:meth:`~solvers.integrators.Integrator.stage_loop`), ``step`` with its dt given.
     """
 
     name = "rk4"
@@ -28,20 +29,7 @@ class RK4(Integrator):
     linear_stability_radius = 2.78
 
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
-        eq = self.equation
-        lin = eq.linear()
-        table = self.stage_table(state, _C, _W, _NEXT)
-
-        def stage(i, regs):
-            y, acc = regs
-            c, w, nxt = table[0, i], table[1, i], table[2, i]
-            k = self.stage_rhs(lin, y, t + c * dt)
-            acc = jax.tree.map(lambda a, x: a + (w * dt) * x, acc, k)
-            y = jax.tree.map(lambda u, x: u + (nxt * dt) * x, state, k)
-            return y, acc
-
-        _, out = jax.lax.fori_loop(0, 4, stage, (state, state))
-        return out
+        return self.fixed_step(state, t, dt, coeffs)
 
     def finish(self, state: State, first: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         """Stages 2-4 given ``first = L u + N(u, t)``."""

@@ -1,6 +1,7 @@
 """The driver's compiled time loop (issue 18): the same steps as the host loop it replaced, the CFL band rule of
 schemes with dt-dependent coefficients, no host callbacks in the step program, ``--mesh auto``."""
 
+import dataclasses
 import json
 import math
 import re
@@ -81,6 +82,43 @@ def test_step_program_has_no_host_callbacks(meshes):
     for text in texts:  # no Python callback custom call, no host transfer instruction
         assert not re.search(r'custom_call(_target="|\s*@)[^"(\s]*callback', text, flags=re.IGNORECASE)
         assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
+
+
+@pytest.mark.parametrize("equation", ["navier-stokes", "navier-stokes-2d"])
+def test_first_stage_branch_holds_only_the_rate_reduction(meshes, equation):
+    """The CFL segment chooses dt from the rate that the first stage's nonlinear term already holds: the
+    ``lax.cond`` that reduces it in the first stage only contains no transform, so the compiled CFL segment has
+    exactly the FFTs and all-to-alls of the fixed-dt segment (with the whole nonlinear term in the branch, as
+    before 2026-11-24, it had twice as many: one copy per branch)."""
+    cfg = _cfg("/tmp/unused", integrator="lsrk4", equation=equation, n=16 if equation == "navier-stokes" else 32,
+               params={"nu": 0.01}, ic="taylor-green")
+    res = validate(cfg)
+    grid, eq, integ, controller = build(cfg, res, meshes["slab"])
+    assert eq.fuses_rate()
+    cfl = control_for(integ, controller, integ.stable_dt(), False)
+    texts = {}
+    with jax.set_mesh(grid.mesh):
+        for name, control in (("cfl", cfl), ("fixed", dataclasses.replace(cfl, dt=1e-3))):
+            seg = jax.jit(Stepper(integ, control).segment)
+            texts[name] = seg.lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf, 0.0).compile().as_text()
+
+    def count(op, text):
+        return len(re.findall(rf" {op}(?:-start)?\(", text))
+
+    assert count("conditional", texts["cfl"]) >= 1
+    for op in ("fft", "all-to-all"):
+        assert count(op, texts["cfl"]) == count(op, texts["fixed"]) > 0, op
+    branches = set()
+    for line in texts["cfl"].splitlines():
+        if " conditional(" in line:
+            branches |= set(re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0]))
+    seen = 0
+    for block in texts["cfl"].split("\n\n"):
+        head = block.strip().split(" ", 1)[0]
+        if head in branches:
+            seen += 1
+            assert count("fft", block) == count("all-to-all", block) == 0, head
+    assert seen == len(branches) >= 2
 
 
 def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch):
