@@ -14,7 +14,7 @@
 exponax is installed only for this benchmark (``pip install exponax``; it is no dependency of xfft). Writes
 ``benchmarks/results/solver_step.json`` and ``.png``.
 
-Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7] [--driver-steps 100]``.
+Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7] [--driver-steps 500] [--diag-every 10]``.
 """
 
 from __future__ import annotations
@@ -96,18 +96,20 @@ def _peer_case(ex, one, dim: int, n: int, steps: int, repeats: int) -> dict:
     return row
 
 
-def driver(repeats: int, steps: int) -> dict:
+def driver(repeats: int, steps: int, diag_every: int = 10) -> dict:
     """Main job per step (CFL, diagnostics every 10) vs the bare fixed-dt compiled step, alternating."""
     cases = (("3d", "navier-stokes", 32, "lsrk4"), ("2d", "navier-stokes-2d", 256, "rk4"))
-    return {c[0]: _driver_case(*c, repeats, steps) for c in cases}
+    return {c[0]: _driver_case(*c, repeats, steps, diag_every) for c in cases}
 
 
-def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, steps: int) -> dict:
+def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, steps: int,
+                 diag_every: int = 10) -> dict:
     """One grid of :func:`driver`."""
     from solvers import _run
 
     mesh = xfft.make_mesh("slab")
     cfg = RunConfig(equation=eqname, n=n, t_end=1e9, dtype="float32", integrator=integ_name, max_steps=steps,
+                    diag_every=diag_every,
                     out=f"/tmp/xfft-bench-driver-{name}", overwrite=True, progress=False, plots=False,
                     params={"nu": 1e-3} if eqname == "navier-stokes-2d" else {})
     res = _run.validate(cfg)
@@ -132,6 +134,7 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
     t = {k: statistics.median(v) for k, v in samples.items()}
     ratio = paired_ratio(samples["main"], samples["bare"])
     row = {"equation": eqname, "n": n, "integrator": integ_name, "steps": steps, "repeats": repeats,
+           "diag_every": diag_every,
            "main_job_ms_per_step": 1e3 * t["main"] / steps, "bare_ms_per_step": 1e3 * t["bare"] / steps,
            "main_over_bare": ratio["median"], "main_over_bare_q1": ratio["q1"], "main_over_bare_q3": ratio["q3"],
            "ratio_of_medians": t["main"] / t["bare"]}
@@ -171,7 +174,8 @@ def main() -> None:
     p.add_argument("--n2d", type=int, default=256)
     p.add_argument("--n3d", type=int, default=48)
     p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--driver-steps", type=int, default=100, help="steps per timed call of --driver")
+    p.add_argument("--driver-steps", type=int, default=500, help="steps per timed call of --driver")
+    p.add_argument("--diag-every", type=int, default=10, help="diagnostics rows of --driver (the main job's default)")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--out", type=Path, default=HERE / "results")
     a = p.parse_args()
@@ -183,7 +187,7 @@ def main() -> None:
     if a.peer:
         result["peer"] = peer(a.n2d, a.n3d, a.steps, a.repeats)
     if a.driver:
-        result["driver"] = driver(a.repeats, a.driver_steps)
+        result["driver"] = driver(a.repeats, a.driver_steps, a.diag_every)
     result["meta"] = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
                       "machine": platform.machine(), "cpu_count": os.cpu_count(), "jax": jax.__version__,
                       "load_average_1min_start_end": [load0, os.getloadavg()[0]]}
