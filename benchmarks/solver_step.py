@@ -179,6 +179,9 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--out", type=Path, default=HERE / "results")
     a = p.parse_args()
+    for flag, v in (("--driver-steps", a.driver_steps), ("--diag-every", a.diag_every), ("--repeats", a.repeats)):
+        if v < 1:
+            p.error(f"{flag} must be an integer >= 1, got {v}")
     if not (a.peer or a.driver):
         a.peer = a.driver = True
     a.out.mkdir(parents=True, exist_ok=True)

@@ -44,16 +44,26 @@ def max_divergence(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
 
 def max_rate(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
     """``max_x sum_i |u_i(x)| / dx_i``: the advective CFL rate (CFL number = dt * rate)."""
-    u = grid.irfft(u_hat)
-    return jnp.max(sum(jnp.abs(u[i]) / h for i, h in enumerate(grid.spacing)))
+    return jnp.max(_rate_field(grid, grid.irfft(u_hat)))
+
+
+def _rate_field(grid: SpectralGrid, u: jax.Array) -> jax.Array:
+    """``sum_i |u_i| / dx_i`` at every grid point (physical velocity components ``u[0 .. ndim-1]``)."""
+    return sum(jnp.abs(u[i]) / h for i, h in enumerate(grid.spacing))
 
 
 def rate_and_divergence(grid: SpectralGrid, u_hat: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(max_rate, max_divergence)`` of a velocity from one batched inverse transform of ``u`` and ``div u`` (one
-    all-to-all for the four fields instead of two transforms: a diagnostics row at the cost of fewer collectives)."""
+    all-to-all for the four fields instead of two transforms: a diagnostics row at the cost of fewer collectives).
+
+    Raises:
+      ValueError: ``u_hat`` without one component per axis of the grid.
+    """
+    if u_hat.ndim != grid.ndim + 1 or u_hat.shape[0] != grid.ndim:
+        raise ValueError(f"u_hat must hold {grid.ndim} velocity components of the grid's spectrum, shape "
+                         f"({grid.ndim}, ...); got shape {tuple(u_hat.shape)}")
     f = grid.irfft(jnp.concatenate([u_hat, grid.div(u_hat)[None]]))
-    n = u_hat.shape[0]
-    return jnp.max(sum(jnp.abs(f[i]) / h for i, h in enumerate(grid.spacing))), jnp.max(jnp.abs(f[n]))
+    return jnp.max(_rate_field(grid, f)), jnp.max(jnp.abs(f[grid.ndim]))
 
 
 def cfl_number(grid: SpectralGrid, u_hat: jax.Array, dt) -> jax.Array:

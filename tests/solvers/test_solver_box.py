@@ -87,3 +87,5 @@ def test_row_rate_and_divergence_from_one_batched_transform(meshes):
     xs = [np.asarray(jax.device_get(c)) for c in x]
     exact = np.cos(xs[0]) * np.cos(4 * xs[1] / 3) + 2 * np.cos(2 * xs[2]) * np.cos(xs[0])
     assert div == pytest.approx(np.max(np.abs(exact)), rel=1e-12)
+    with pytest.raises(ValueError, match="u_hat must hold 3 velocity components"):
+        D.rate_and_divergence(grid, u_hat[:2])
