@@ -395,7 +395,7 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
     control = control_for(integ, controller, integ.stable_dt(), getattr(eq, "energy_bound", None) is not None)
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
-                outputs, Stepper(integ, control), jax.jit(eq.energy))
+                outputs, Stepper(integ, control, row=record.row), jax.jit(eq.energy))
 
 
 def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:
@@ -438,7 +438,8 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
         clock = _Clock(0, 0.0, 0.0, None, 0)
         if not io.finite(run.f_energy(state)):
             raise BlowUpError(0, 0.0, None, ckdir)
-        run.record(state, 0, 0.0, 0.0)
+        run.record.defer(0, 0.0, 0.0)
+        state = _settle_row(run, state, clock)
     for o in run.outputs:
         o.after_step(state, clock.step, clock.t, False)
     return state, clock
@@ -487,7 +488,7 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
             if fixed is not None:
                 k = stepper.fixed_steps_before(clock.t, target, min(budget, MAX_SEGMENT))
                 if k:
-                    seg = stepper.run_segment(state, clock.t, 0.0, k, math.inf, _inf(bound))
+                    seg = _segment(run, state, clock.t, 0.0, k, math.inf, _inf(bound))
                     state, energy = seg.state, seg.energy
                     _advance_clock(clock, [fixed] * seg.steps)  # the host's dt, not the device's rounding of it
                     _check(run, seg, clock, bound)
@@ -498,10 +499,10 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
                 state, energy, landed = _cfl_steps(run, state, clock, budget, target, bound)
             last = landed and target == t_end
             if clock.step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
-                run.record.submit(state, clock.step, clock.t, clock.dt)  # written while the next segment runs
+                run.record.defer(clock.step, clock.t, clock.dt)  # computed first by the next program
                 rows = True
             if cfg.checkpoint_every and clock.step % cfg.checkpoint_every == 0:
-                run.record.flush()  # every row up to a checkpoint is on disk before it
+                state = _settle_row(run, state, clock)  # every row up to a checkpoint is on disk before it
                 run.save(state, clock)
             for o in run.outputs:
                 o.after_step(state, clock.step, clock.t, last)
@@ -509,12 +510,12 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
                 bar.update(clock.t - t0)
                 bar.set_postfix_str(f"step {clock.step}, E={energy:.6g}, dt={clock.dt:.3g}", refresh=False)
     except BlowUpError:
-        run.record.flush()  # the rows computed before a blow-up are finished work
+        run.record.write()  # the rows computed before a blow-up are finished work
         raise
     finally:
         if bar is not None:
             bar.close()
-    run.record.flush()
+    state = _settle_row(run, state, clock)
     if rows:
         clock.final = run.record.last
     return state, clock
@@ -522,6 +523,28 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
 
 def _inf(bound: float | None) -> float:
     return math.inf if bound is None else bound
+
+
+def _segment(run: _Run, state, t: float, dt_band: float, n: int, remaining: float, bound: float,
+             dt_force: float = 0.0) -> Segment:
+    """One step program (:meth:`~solvers._stepper.Stepper.run_segment`), computing first the row the recorder
+    deferred (if any); the rows already back are written while it runs."""
+    record = run.record
+    seg = run.stepper.run_segment(state, t, dt_band, n, remaining, bound, dt_force, row=record.take(),
+                                  while_running=record.write)
+    record.receive(seg.row)
+    return seg
+
+
+def _settle_row(run: _Run, state, clock: _Clock):
+    """Compute (with no step) and write the deferred row, if any, and every row received; returns the state (the
+    program takes it and gives it back)."""
+    record = run.record
+    if record.deferred:
+        state, values = run.stepper.row_only(state, *record.take(), dt_band=clock.dt_band)
+        record.receive(values)
+    record.write()
+    return state
 
 
 def _advance_clock(clock: _Clock, dts: list[float]) -> None:
@@ -532,7 +555,7 @@ def _advance_clock(clock: _Clock, dts: list[float]) -> None:
 def _land(run: _Run, state, clock: _Clock, target: float, bound: float | None):
     """The step that lands exactly on ``target``."""
     dt = target - clock.t
-    seg = run.stepper.land_step(state, clock.t, dt, _inf(bound))
+    seg = _segment(run, state, clock.t, 0.0, 1, math.inf, _inf(bound), dt_force=dt)
     if seg.steps:
         clock.step, clock.t, clock.dt = clock.step + 1, target, dt
     _check(run, seg, clock, bound)
@@ -541,11 +564,10 @@ def _land(run: _Run, state, clock: _Clock, target: float, bound: float | None):
 
 def _cfl_steps(run: _Run, state, clock: _Clock, budget: int, target: float, bound: float | None):
     """Up to ``budget`` CFL steps, stopping after one that lands on ``target``; returns (state, energy, landed)."""
-    stepper, energy, start = run.stepper, None, clock.step
+    energy, start = None, clock.step
     remaining = target - clock.t
     while clock.step - start < budget:
-        seg = stepper.run_segment(state, clock.t, clock.dt_band, budget - (clock.step - start), remaining,
-                                  _inf(bound))
+        seg = _segment(run, state, clock.t, clock.dt_band, budget - (clock.step - start), remaining, _inf(bound))
         state, energy = seg.state, seg.energy
         _advance_clock(clock, seg.dts)
         if seg.status in (NONFINITE, BOUND, AT_REST):
@@ -557,7 +579,7 @@ def _cfl_steps(run: _Run, state, clock: _Clock, budget: int, target: float, boun
                 state, energy = _land(run, state, clock, target, bound)
                 return state, energy, True
             # not yet: one ordinary step (the same program, no stop in sight), then look again
-            seg = stepper.run_segment(state, clock.t, clock.dt_band, 1, math.inf, _inf(bound))
+            seg = _segment(run, state, clock.t, clock.dt_band, 1, math.inf, _inf(bound))
             state, energy = seg.state, seg.energy
             _advance_clock(clock, seg.dts)
             _check(run, seg, clock, bound)

@@ -2,7 +2,9 @@
 
 :class:`Stepper` runs the steps between two host events (a diagnostics row, a checkpoint, a snapshot, a time to
 land on, the end) as one ``lax.while_loop`` (:meth:`Stepper.segment`), so the host waits for the devices once per
-segment instead of twice per step. Each step's CFL rate comes from the step's own first evaluation
+segment instead of twice per step. One dispatch (:meth:`Stepper.program`) also computes the diagnostics row the
+host asked for at the segment's start (:mod:`solvers._record`) and returns everything the host reads as one
+vector: one transfer per segment. Each step's CFL rate comes from the step's own first evaluation
 (:meth:`~solvers.integrators.Integrator.controlled_step`), its blow-up check from that rate or from the energy.
 
 Time-step rules (``Control``):
@@ -18,18 +20,22 @@ Clock: the host keeps the time in float64 (the sum of the steps' dt, as before);
 time is never taken inside a longer segment: the loop stops about one step before it (the device's own clock is
 only compared with a margin), and the host takes the last steps, deciding the landing in float64 exactly as the
 host loop did. So the steps taken, and hence a resumed run, do not depend on where the segments start. The landing
-step is a segment of one step whose dt the host forces (``dt_force``): the same compiled program, so a short run
-compiles one step program, not two.
+step is a segment of one step whose dt the host forces (``dt_force``), and a row alone is a segment of no step: the
+same compiled program, so a run compiles one step program, not three.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from ._record import pack_dtype
 
 #: the CFL band (fractions of the target) in which schemes with dt-dependent coefficients keep their dt
 BAND = (0.8, 1.2)
@@ -61,7 +67,8 @@ class Control:
 @dataclass
 class Segment:
     """What one compiled segment did: ``steps`` steps of ``dts``; ``status`` says why it stopped; ``dt_next`` is
-    the step it would take next (NEAR_STOP, NEW_DT); ``energy`` that of the returned state."""
+    the step it would take next (NEAR_STOP, NEW_DT); ``energy`` that of the returned state (NaN after no step
+    of a fixed-dt program); ``row`` the packed values of the row asked for (None where none was)."""
 
     state: Any
     steps: int
@@ -69,21 +76,26 @@ class Segment:
     status: int
     dt_next: float
     energy: float
+    row: np.ndarray | None = None
 
 
 class Stepper:
-    """The compiled programs of a run: the segment loop, the single (landing) step, the coefficients.
+    """The compiled programs of a run: the step program (a diagnostics row, then a segment of steps; also the
+    single landing step and a row alone), the coefficients.
 
     Args:
       integ: the integrator (its equation and grid).
       control: the time-step rule.
+      row: ``row(state, t, dt) -> vector``, the diagnostics row a program computes first when asked
+        (:meth:`solvers._record.Recorder.row`); None for none.
     """
 
-    def __init__(self, integ, control: Control):
-        self.integ, self.eq, self.control = integ, integ.equation, control
-        self._segment = jax.jit(self.segment, donate_argnums=0)
+    def __init__(self, integ, control: Control, row: Callable | None = None):
+        self.integ, self.eq, self.control, self.row = integ, integ.equation, control, row
+        self._program = jax.jit(self.program, donate_argnums=0)
         self._coefficients = jax.jit(integ.coefficients)
         self._coef_cache: tuple[float, Any] | None = None
+        self._row_size = 0 if row is None else int(jax.eval_shape(row, self.eq.abstract_state(), 0.0, 1.0).size)
 
     # ----- device programs ------------------------------------------------------------------------
     def choose(self, rate: jax.Array | None, dt_band: jax.Array, remaining: jax.Array, dt_force: jax.Array):
@@ -149,6 +161,27 @@ class Stepper:
             energy = eq.energy(state).astype(real)
         return state, t, i, status, dts, dt_next, energy
 
+    def program(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force, row_t, row_dt, want_row):
+        """What one dispatch runs: where ``want_row``, the diagnostics row of ``state`` at ``(row_t, row_dt)``
+        first (in a ``lax.cond``; an optimization barrier keeps it before the steps, so the input state is not
+        held through the loop), then :meth:`segment`.
+
+        Returns ``(state, vector)``: the vector (:func:`~solvers._record.pack_dtype`) holds ``steps, status,
+        dt_next, energy``, the row (zeros where not asked for), then the ``MAX_SEGMENT`` step sizes: the host
+        reads everything in one transfer.
+        """
+        pack = pack_dtype()
+        if self.row is None:
+            row = jnp.zeros((0,), pack)
+        else:
+            row = jax.lax.cond(want_row, lambda s: self.row(s, row_t, row_dt).astype(pack),
+                               lambda s: jnp.zeros((self._row_size,), pack), state)
+            state, row = jax.lax.optimization_barrier((state, row))
+        state, _, i, status, dts, dt_next, energy = self.segment(state, t, dt_band, coeffs, n, remaining, bound,
+                                                                 dt_force)
+        head = jnp.stack([v.astype(pack) for v in (i, status, dt_next, energy)])
+        return state, jnp.concatenate([head, row, dts.astype(pack)])
+
     # ----- host side --------------------------------------------------------------------------------
     def coefficients(self, dt: float):
         """The integrator's coefficients for ``dt`` (one program, cached for the last dt)."""
@@ -157,20 +190,34 @@ class Stepper:
         return self._coef_cache[1]
 
     def run_segment(self, state, t: float, dt_band: float, n: int, remaining: float, bound: float,
-                    dt_force: float = 0.0) -> Segment:
-        """One segment (see :meth:`segment`) from host values; ``remaining`` may be ``inf``."""
+                    dt_force: float = 0.0, row: tuple[float, float] | None = None,
+                    while_running: Callable[[], Any] | None = None) -> Segment:
+        """One program (see :meth:`program`) from host values; ``remaining`` may be ``inf``. ``row``: the
+        ``(t, dt)`` of a diagnostics row of ``state`` to compute first (its values come back in ``Segment.row``);
+        ``while_running`` is called after the dispatch, while the devices compute (the host's writes)."""
         coeffs = ()
         if self.integ.dt_coefficients:
             dt = dt_force if dt_force > 0 else self.control.dt if self.control.dt is not None else dt_band
-            coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
-        out = self._segment(state, t, dt_band, coeffs, min(int(n), MAX_SEGMENT), remaining, bound, dt_force)
-        steps, status, dts, dt_next, energy = jax.device_get(out[2:])  # one transfer per segment
-        steps = int(steps)
-        return Segment(out[0], steps, [float(v) for v in dts[:steps]], int(status), float(dt_next), float(energy))
+            if n == 0 and self._coef_cache is not None:
+                coeffs = self._coef_cache[1]  # no step is taken: any dt's coefficients have the program's shapes
+            else:
+                coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
+        rt, rdt = (0.0, 0.0) if row is None else row
+        state, vec = self._program(state, t, dt_band, coeffs, min(int(n), MAX_SEGMENT), remaining, bound, dt_force,
+                                   rt, rdt, row is not None)
+        if while_running is not None:
+            while_running()
+        v = np.asarray(jax.device_get(vec))  # one transfer per program
+        steps, status, dt_next, energy = int(v[0]), int(v[1]), float(v[2]), float(v[3])
+        k = 4 + self._row_size
+        return Segment(state, steps, [float(x) for x in v[k:k + steps]], status, dt_next, energy,
+                       None if row is None else v[4:k])
 
-    def land_step(self, state, t: float, dt: float, bound: float) -> Segment:
-        """A single step of exactly ``dt`` (coefficients for ``dt``): a segment of one forced step."""
-        return self.run_segment(state, t, 0.0, 1, math.inf, bound, dt_force=dt)
+    def row_only(self, state, t: float, dt: float, dt_band: float = 0.0) -> tuple[Any, np.ndarray]:
+        """The diagnostics row of ``state`` at ``(t, dt)`` with no step taken (the same program as every row);
+        returns ``(state, row values)``: the state is donated to the program and comes back unchanged."""
+        seg = self.run_segment(state, 0.0, dt_band, 0, math.inf, math.inf, row=(t, dt))
+        return seg.state, seg.row
 
     def fixed_steps_before(self, t: float, target: float, limit: int) -> int:
         """Fixed dt: how many whole steps the host loop took from ``t`` before the one landing on ``target``."""

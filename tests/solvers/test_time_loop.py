@@ -70,15 +70,21 @@ def test_band_rule_keeps_dt_while_the_cfl_number_stays_in_the_band(tmp_path, mes
 
 
 def test_step_program_has_no_host_callbacks(meshes):
-    """The compiled segment (steps, dt choice, blow-up checks) never calls back into Python."""
+    """The compiled step program (a diagnostics row, the steps, dt choice, blow-up checks) never calls back into
+    Python."""
+    from solvers._record import Recorder
+
     cfg = _cfg("/tmp/unused", integrator="lsrk4")
     res = validate(cfg)
     grid, eq, integ, controller = build(cfg, res, meshes["slab"])
-    stepper = Stepper(integ, control_for(integ, controller, integ.stable_dt(), False))
+    record = Recorder(eq, None, None, True, True)
+    stepper = Stepper(integ, control_for(integ, controller, integ.stable_dt(), False), row=record.row)
     with jax.set_mesh(grid.mesh):
-        lowered = jax.jit(stepper.segment).lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf, 0.0)
+        lowered = jax.jit(stepper.program).lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf, 0.0,
+                                                 0.0, 0.0, True)
         texts = (lowered.as_text(), lowered.compile().as_text())
     assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
+    assert " conditional(" in texts[1]  # the row, computed where the host asks for it
     for text in texts:  # no Python callback custom call, no host transfer instruction
         assert not re.search(r'custom_call(_target="|\s*@)[^"(\s]*callback', text, flags=re.IGNORECASE)
         assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
@@ -119,6 +125,72 @@ def test_first_stage_branch_holds_only_the_rate_reduction(meshes, equation):
             seen += 1
             assert count("fft", block) == count("all-to-all", block) == 0, head
     assert seen == len(branches) >= 2
+
+
+def _run_of(tmp_path, meshes, **kw):
+    from solvers import _run
+
+    cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=32, ic="taylor-green", params={"nu": 0.01}, **kw)
+    res = validate(cfg)
+    grid, eq, integ, controller = build(cfg, res, meshes["slab"])
+    return _run, cfg, grid, eq, _run._setup(cfg, res, grid, eq, integ, controller, [])
+
+
+def test_row_computed_inside_the_step_program(tmp_path, meshes):
+    """A diagnostics row asked for with a segment is computed first in the same program: the steps are those of
+    the program without it (to the last bit), the row's values are those of the row computed alone, and a row
+    with no step (before a checkpoint, at the end) comes from the same program and leaves the state as it was."""
+    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
+    st = run.stepper
+    with jax.set_mesh(grid.mesh):
+        state = eq.initial_state("taylor-green")
+        alone = np.asarray(jax.jit(run.record.row)(state, 0.25, 0.01))
+        copies = [jax.tree.map(jnp.copy, state) for _ in range(3)]
+        plain = st.run_segment(copies[0], 0.0, 0.0, 4, math.inf, math.inf)
+        with_row = st.run_segment(copies[1], 0.0, 0.0, 4, math.inf, math.inf, row=(0.25, 0.01))
+        same, values = st.row_only(copies[2], 0.25, 0.01)
+        assert plain.row is None and with_row.steps == plain.steps == 4
+        assert with_row.dts == plain.dts and with_row.energy == plain.energy
+        np.testing.assert_array_equal(np.asarray(with_row.state), np.asarray(plain.state))
+        np.testing.assert_array_equal(np.asarray(same), np.asarray(state))
+    np.testing.assert_array_equal(values, with_row.row)
+    np.testing.assert_allclose(with_row.row, alone, rtol=1e-13, atol=1e-300)
+    names = run.record.names
+    assert values.shape == (len(names) + grid.num_shells,) and values[names.index("cfl")] > 0
+
+
+def test_one_dispatch_and_one_transfer_per_segment(tmp_path, meshes, monkeypatch):
+    """The main job's loop dispatches one program per segment (the row it owes comes along) and reads back one
+    array per program; the rows it writes are every ``diag_every`` steps and the last."""
+    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes, diag_every=3, max_steps=12, t_end=10.0)
+    calls = {"program": 0, "get": 0}
+    program, get = run.stepper._program, jax.device_get
+
+    def counted_program(*a):
+        calls["program"] += 1
+        return program(*a)
+
+    def counted_get(x):
+        calls["get"] += 1
+        return get(x)
+
+    with jax.set_mesh(grid.mesh):
+        state, clock = _run._start(run)
+        monkeypatch.setattr(run.stepper, "_program", counted_program)
+        monkeypatch.setattr(jax, "device_get", counted_get)
+        state, clock = _run._loop(run, state, clock)
+    assert clock.step == 12
+    assert calls["get"] == calls["program"] == 5  # 4 segments of 3 steps, then the row of step 12 alone
+    assert [int(r["step"]) for r in read_csv(tmp_path / "diagnostics.csv")] == [0, 3, 6, 9, 12]
+
+
+def test_a_diagnostic_that_is_not_a_scalar_is_refused(tmp_path, meshes, monkeypatch):
+    from solvers._record import Recorder
+
+    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
+    monkeypatch.setattr(eq, "diagnostics", lambda s, t, dt: {"energy": eq.energy(s), "modes": jnp.abs(s[0])})
+    with pytest.raises(ValueError, match="'modes' must be a scalar"):
+        Recorder(eq, None, None, True, True)
 
 
 def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch):
