@@ -1,16 +1,16 @@
-"""The main job's diagnostics rows: computed inside the step program that follows them, written one segment later.
+"""The main job's diagnostics rows: computed inside the compiled time loop, written by the host after each segment.
 
-A row of step ``s`` (an equation's ``diagnostics`` and ``spectrum``) needs the state of step ``s``, and the next
-thing the devices do with that state is the next segment of steps. So the row is not a program of its own: the
-host *defers* it (:meth:`Recorder.defer`), and the next step program (:meth:`solvers._stepper.Stepper.program`)
-computes it first, from its input state, and returns its values packed into the same vector as the segment's
-scalars: one dispatch and one transfer per segment instead of two of each (issue 18: measured at 256^2 in 2D on
-8 CPU devices, a separate row program with its own transfer cost about 2 ms more per row). Where no segment
-follows (before a checkpoint, at the end of a run, the first row) the same program runs with no steps
-(:meth:`solvers._stepper.Stepper.row_only`), so every row is computed by the same compiled code and a resumed run's
-CSV is the same as a straight run's. Rows are written after the next program is dispatched, so the host writes
-while the devices compute, and before any checkpoint that follows them; on a blow-up the rows already computed
-are still written.
+A row of step ``s`` (an equation's ``diagnostics`` and ``spectrum``) is computed by the step program right after
+step ``s`` (:meth:`solvers._stepper.Stepper.segment`), from the state it has then, into a buffer that comes back
+with the segment's step sizes in one transfer. So rows are no reason to end a segment: a run with rows every 10
+steps dispatches one program per checkpoint, snapshot or stop (or per ``MAX_ROWS`` rows), not one per row (issue
+18: each program costs about 2 ms to start and end on 8 CPU devices, measured at 256^2 in 2D). Only the row of
+the initial state has a program of its own. The host gives each row its step, time and dt from its own float64
+clock, writes the rows of a segment before any checkpoint that follows them, and on a blow-up writes the rows of
+the steps before it.
+
+Inside the loop a row sees the device's time and the step's dt in the state's precision (the first row, time 0 and
+dt 0): built-in equations' diagnostics do not depend on the time.
 """
 
 from __future__ import annotations
@@ -52,16 +52,16 @@ class Recorder:
         self.resolution = ResolutionMonitor(warn=lead)
         self.lead = lead
         self.last: dict | None = None  # the last row written (diagnostics only)
-        self._deferred: tuple[int, float, float] | None = None  # (step, t, dt) of the state the next program takes
-        self._in_flight: tuple[int, float, float] | None = None  # handed to a program, values not back yet
+        self.written = 0  # rows written
         self._received: list[tuple[int, float, float, np.ndarray]] = []  # values back, not yet written
+        self._first: Any = None  # the initial row's program (compiled when needed)
 
     def _values(self, state, t, dt):
         return self.eq.diagnostics(state, t, dt), self.eq.spectrum(state) if self.has_spec else None
 
     def row(self, state, t, dt) -> jax.Array:
         """The row of ``state`` as one vector (:func:`pack_dtype`): the diagnostics in :attr:`names` order, then
-        the spectrum. Pure and jit-able (traced into the step program)."""
+        the spectrum. Pure and jit-able (traced into the step program's loop)."""
         d, spec = self._values(state, t, dt)
         pack = pack_dtype()
         for k in self.names:
@@ -74,36 +74,24 @@ class Recorder:
         return jnp.concatenate(parts)
 
     # ----- the host's side ------------------------------------------------------------------------
-    @property
-    def deferred(self) -> bool:
-        """Whether a row waits for the next program that takes the state."""
-        return self._deferred is not None
+    def first(self, state) -> dict:
+        """Compute and write the row of the initial state (step 0, t = 0, dt = 0); returns its diagnostics."""
+        if self._first is None:
+            self._first = jax.jit(self.row)
+        self.receive(0, 0.0, 0.0, jax.device_get(self._first(state, 0.0, 0.0)))
+        return self.write()
 
-    def defer(self, step: int, t: float, dt: float) -> None:
-        """Ask for the row of the current state (step ``step``): the next step program computes it first."""
-        if self._deferred is not None or self._in_flight is not None:
-            raise RuntimeError("a diagnostics row is still waiting for its program")
-        self._deferred = (step, t, dt)
-
-    def take(self) -> tuple[float, float] | None:
-        """The ``(t, dt)`` of the deferred row for the program about to be dispatched (None: no row)."""
-        if self._deferred is None:
-            return None
-        self._in_flight, self._deferred = self._deferred, None
-        return self._in_flight[1:]
-
-    def receive(self, values: Any) -> None:
-        """The packed values of the row handed out by :meth:`take` (None where none was); written by :meth:`write`."""
-        if self._in_flight is None:
-            return
-        step, t, dt = self._in_flight
-        self._in_flight = None
+    def receive(self, step: int, t: float, dt: float, values: Any) -> None:
+        """A row's packed values (:meth:`row`) and the host's step, time and dt; written by :meth:`write`."""
         self._received.append((step, t, dt, np.asarray(values)))
 
-    def write(self) -> dict | None:
-        """Write the received rows in order; returns the last one's diagnostics (else None)."""
+    def write(self, before: int | None = None) -> dict | None:
+        """Write the received rows in order (only those of steps before ``before``, if given: a blow-up's); returns
+        the last one's diagnostics (else None)."""
         out = None
         for step, t, dt, v in self._received:
+            if before is not None and step >= before:
+                continue
             d = {k: float(x) for k, x in zip(self.names, v)}
             self.resolution.observe(d, step, t)  # warns once when the run leaves its resolution
             if self.lead:
@@ -113,5 +101,6 @@ class Recorder:
                     spec = v[len(self.names):]
                     spec_log.write({"step": step, "t": t, **{f"E_{j}": float(x) for j, x in enumerate(spec)}})
             self.last = out = d
+            self.written += 1
         self._received.clear()
         return out

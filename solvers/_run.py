@@ -438,8 +438,7 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
         clock = _Clock(0, 0.0, 0.0, None, 0)
         if not io.finite(run.f_energy(state)):
             raise BlowUpError(0, 0.0, None, ckdir)
-        run.record.defer(0, 0.0, 0.0)
-        state = _settle_row(run, state, clock)
+        run.record.first(state)
     for o in run.outputs:
         o.after_step(state, clock.step, clock.t, False)
     return state, clock
@@ -451,10 +450,11 @@ def _next_stop(run: _Run, t: float, t_end: float) -> float:
 
 
 def _steps_to_event(run: _Run, step: int) -> int:
-    """Steps from ``step`` to the next step that the host must see: a diagnostics row, a checkpoint, an output's
-    step (outputs without ``next_step`` see every step), ``max_steps``."""
+    """Steps from ``step`` to the next step that the host must see: a checkpoint, an output's step (outputs
+    without ``next_step`` see every step), ``max_steps``, or a full row buffer (the rows themselves are computed
+    inside the loop)."""
     cfg = run.cfg
-    events = [(step // cfg.diag_every + 1) * cfg.diag_every]
+    events = [step + run.stepper.row_limit(cfg.diag_every)]
     if cfg.checkpoint_every:
         events.append((step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
     if cfg.max_steps is not None:
@@ -470,15 +470,16 @@ def _steps_to_event(run: _Run, step: int) -> int:
 def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
     """Step to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and on every output's stop time.
 
-    The steps between two events the host must see run as one compiled segment (:mod:`solvers._stepper`); the
-    host keeps the clock in float64 and takes the landing steps itself.
+    The steps between two events the host must see run as one compiled segment (:mod:`solvers._stepper`), which
+    also computes the diagnostics rows of its steps; the host keeps the clock in float64, takes the landing steps
+    itself, and writes the rows after each segment.
     """
     cfg = run.cfg
     t_end = float(cfg.t_end)
     bound = _energy_bound(run, state)
     bar = _progress(cfg, clock.t, t_end, run.lead)
     stepper, fixed = run.stepper, run.stepper.control.dt
-    rows = False
+    written = run.record.written
     try:
         while t_end - clock.t > 0 and (cfg.max_steps is None or clock.step < cfg.max_steps):
             target = _next_stop(run, clock.t, t_end)
@@ -488,35 +489,31 @@ def _loop(run: _Run, state, clock: _Clock) -> tuple[Any, _Clock]:
             if fixed is not None:
                 k = stepper.fixed_steps_before(clock.t, target, min(budget, MAX_SEGMENT))
                 if k:
-                    seg = _segment(run, state, clock.t, 0.0, k, math.inf, _inf(bound))
+                    seg = _segment(run, state, clock, 0.0, k, math.inf, _inf(bound))
                     state, energy = seg.state, seg.energy
-                    _advance_clock(clock, [fixed] * seg.steps)  # the host's dt, not the device's rounding of it
+                    _take(run, seg, clock, [fixed] * seg.steps)  # the host's dt, not the device's rounding of it
                     _check(run, seg, clock, bound)
                 else:
-                    state, energy = _land(run, state, clock, target, bound)
+                    state, energy = _land(run, state, clock, target, bound, target == t_end)
                     landed = True
             else:
-                state, energy, landed = _cfl_steps(run, state, clock, budget, target, bound)
+                state, energy, landed = _cfl_steps(run, state, clock, budget, target, bound, target == t_end)
             last = landed and target == t_end
-            if clock.step % cfg.diag_every == 0 or last:  # (a max_steps stop adds no row: resume stays identical)
-                run.record.defer(clock.step, clock.t, clock.dt)  # computed first by the next program
-                rows = True
+            run.record.write()  # the segment's rows, before any checkpoint that follows them
             if cfg.checkpoint_every and clock.step % cfg.checkpoint_every == 0:
-                state = _settle_row(run, state, clock)  # every row up to a checkpoint is on disk before it
                 run.save(state, clock)
             for o in run.outputs:
                 o.after_step(state, clock.step, clock.t, last)
             if bar is not None:
                 bar.update(clock.t - t0)
                 bar.set_postfix_str(f"step {clock.step}, E={energy:.6g}, dt={clock.dt:.3g}", refresh=False)
-    except BlowUpError:
-        run.record.write()  # the rows computed before a blow-up are finished work
+    except BlowUpError as e:
+        run.record.write(before=e.step)  # the rows of the steps before a blow-up are finished work
         raise
     finally:
         if bar is not None:
             bar.close()
-    state = _settle_row(run, state, clock)
-    if rows:
+    if run.record.written > written:
         clock.final = run.record.last
     return state, clock
 
@@ -525,63 +522,56 @@ def _inf(bound: float | None) -> float:
     return math.inf if bound is None else bound
 
 
-def _segment(run: _Run, state, t: float, dt_band: float, n: int, remaining: float, bound: float,
-             dt_force: float = 0.0) -> Segment:
-    """One step program (:meth:`~solvers._stepper.Stepper.run_segment`), computing first the row the recorder
-    deferred (if any); the rows already back are written while it runs."""
-    record = run.record
-    seg = run.stepper.run_segment(state, t, dt_band, n, remaining, bound, dt_force, row=record.take(),
-                                  while_running=record.write)
-    record.receive(seg.row)
-    return seg
+def _segment(run: _Run, state, clock: _Clock, dt_band: float, n: int, remaining: float, bound: float,
+             dt_force: float = 0.0, last: bool = False) -> Segment:
+    """One step program (:meth:`~solvers._stepper.Stepper.run_segment`) from ``clock``, with the diagnostics rows
+    of its steps (every ``diag_every``, and after its ``n``-th step where ``last``)."""
+    return run.stepper.run_segment(state, clock.t, dt_band, n, remaining, bound, dt_force,
+                                   rows=(clock.step, run.cfg.diag_every, last))
 
 
-def _settle_row(run: _Run, state, clock: _Clock):
-    """Compute (with no step) and write the deferred row, if any, and every row received; returns the state (the
-    program takes it and gives it back)."""
-    record = run.record
-    if record.deferred:
-        state, values = run.stepper.row_only(state, *record.take(), dt_band=clock.dt_band)
-        record.receive(values)
-    record.write()
-    return state
+def _take(run: _Run, seg: Segment, clock: _Clock, dts: list[float], t_last: float | None = None) -> None:
+    """Advance ``clock`` by the segment's steps ``dts`` (float64 on the host, step by step, as the host loop
+    summed them; the last one lands on ``t_last`` where given) and hand its rows to the recorder with their
+    step, time and dt."""
+    rows = dict(seg.rows)
+    for i, dt in enumerate(dts, start=1):
+        clock.step, clock.dt = clock.step + 1, dt
+        clock.t = t_last if t_last is not None and i == len(dts) else clock.t + dt
+        if i in rows:
+            run.record.receive(clock.step, clock.t, dt, rows[i])
 
 
-def _advance_clock(clock: _Clock, dts: list[float]) -> None:
-    for dt in dts:  # float64 on the host, step by step, as the host loop summed them
-        clock.step, clock.t, clock.dt = clock.step + 1, clock.t + dt, dt
-
-
-def _land(run: _Run, state, clock: _Clock, target: float, bound: float | None):
-    """The step that lands exactly on ``target``."""
+def _land(run: _Run, state, clock: _Clock, target: float, bound: float | None, last: bool):
+    """The step that lands exactly on ``target`` (with a row where ``last``)."""
     dt = target - clock.t
-    seg = _segment(run, state, clock.t, 0.0, 1, math.inf, _inf(bound), dt_force=dt)
-    if seg.steps:
-        clock.step, clock.t, clock.dt = clock.step + 1, target, dt
+    seg = _segment(run, state, clock, 0.0, 1, math.inf, _inf(bound), dt_force=dt, last=last)
+    _take(run, seg, clock, [dt] * seg.steps, t_last=target)
     _check(run, seg, clock, bound)
     return seg.state, seg.energy
 
 
-def _cfl_steps(run: _Run, state, clock: _Clock, budget: int, target: float, bound: float | None):
-    """Up to ``budget`` CFL steps, stopping after one that lands on ``target``; returns (state, energy, landed)."""
+def _cfl_steps(run: _Run, state, clock: _Clock, budget: int, target: float, bound: float | None, last: bool):
+    """Up to ``budget`` CFL steps, stopping after one that lands on ``target`` (with a row where ``last``);
+    returns (state, energy, landed)."""
     energy, start = None, clock.step
     remaining = target - clock.t
     while clock.step - start < budget:
-        seg = _segment(run, state, clock.t, clock.dt_band, budget - (clock.step - start), remaining, _inf(bound))
+        seg = _segment(run, state, clock, clock.dt_band, budget - (clock.step - start), remaining, _inf(bound))
         state, energy = seg.state, seg.energy
-        _advance_clock(clock, seg.dts)
+        _take(run, seg, clock, seg.dts)
         if seg.status in (NONFINITE, BOUND, AT_REST):
             _check(run, seg, clock, bound)
         if seg.status == NEW_DT:
             clock.dt_band = seg.dt_next
         elif seg.status == NEAR_STOP:
             if target - clock.t <= seg.dt_next * (1 + 1e-6):  # the host loop's landing rule, in float64
-                state, energy = _land(run, state, clock, target, bound)
+                state, energy = _land(run, state, clock, target, bound, last)
                 return state, energy, True
             # not yet: one ordinary step (the same program, no stop in sight), then look again
-            seg = _segment(run, state, clock.t, clock.dt_band, 1, math.inf, _inf(bound))
+            seg = _segment(run, state, clock, clock.dt_band, 1, math.inf, _inf(bound))
             state, energy = seg.state, seg.energy
-            _advance_clock(clock, seg.dts)
+            _take(run, seg, clock, seg.dts)
             _check(run, seg, clock, bound)
             if seg.status == NEW_DT:
                 clock.dt_band = seg.dt_next

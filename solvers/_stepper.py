@@ -1,10 +1,11 @@
 """The driver's compiled time loop: many steps per dispatch, the time step chosen on the device.
 
-:class:`Stepper` runs the steps between two host events (a diagnostics row, a checkpoint, a snapshot, a time to
-land on, the end) as one ``lax.while_loop`` (:meth:`Stepper.segment`), so the host waits for the devices once per
-segment instead of twice per step. One dispatch (:meth:`Stepper.program`) also computes the diagnostics row the
-host asked for at the segment's start (:mod:`solvers._record`) and returns everything the host reads as one
-vector: one transfer per segment. Each step's CFL rate comes from the step's own first evaluation
+:class:`Stepper` runs the steps between two host events (a checkpoint, a snapshot, a time to land on, the end) as
+one ``lax.while_loop`` (:meth:`Stepper.segment`), so the host waits for the devices once per segment instead of
+twice per step. The diagnostics rows are no host event: the loop computes each one after its step, in a
+``lax.cond``, into a buffer, and the program (:meth:`Stepper.program`) returns the buffer with the step sizes and
+the segment's scalars as one vector: one dispatch and one transfer per segment, whatever ``diag_every`` (the
+host writes the rows, :mod:`solvers._record`). Each step's CFL rate comes from the step's own first evaluation
 (:meth:`~solvers.integrators.Integrator.controlled_step`), its blow-up check from that rate or from the energy.
 
 Time-step rules (``Control``):
@@ -20,12 +21,13 @@ Clock: the host keeps the time in float64 (the sum of the steps' dt, as before);
 time is never taken inside a longer segment: the loop stops about one step before it (the device's own clock is
 only compared with a margin), and the host takes the last steps, deciding the landing in float64 exactly as the
 host loop did. So the steps taken, and hence a resumed run, do not depend on where the segments start. The landing
-step is a segment of one step whose dt the host forces (``dt_force``), and a row alone is a segment of no step: the
-same compiled program, so a run compiles one step program, not three.
+step is a segment of one step whose dt the host forces (``dt_force``): the same compiled program, so a run compiles
+one step program, not two.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +43,12 @@ from ._record import pack_dtype
 BAND = (0.8, 1.2)
 #: most steps in one segment (the size of the buffer of step sizes it returns)
 MAX_SEGMENT = 1000
+#: diagnostics rows per segment at most: a segment ends after this many rows even with no host event before,
+#: so the progress bar moves and the row buffer stays small (8 rows cost one program start, about 2 ms on 8 CPU
+#: devices, instead of 8)
+ROWS_PER_SEGMENT = 8
+#: the size of a segment's row buffer (its rows, and the last step's row of a landing)
+MAX_ROWS = ROWS_PER_SEGMENT + 2
 #: why a segment stopped
 RAN, NEAR_STOP, NEW_DT, NONFINITE, BOUND, AT_REST = range(6)
 
@@ -67,8 +75,8 @@ class Control:
 @dataclass
 class Segment:
     """What one compiled segment did: ``steps`` steps of ``dts``; ``status`` says why it stopped; ``dt_next`` is
-    the step it would take next (NEAR_STOP, NEW_DT); ``energy`` that of the returned state (NaN after no step
-    of a fixed-dt program); ``row`` the packed values of the row asked for (None where none was)."""
+    the step it would take next (NEAR_STOP, NEW_DT); ``energy`` that of the returned state; ``rows`` the
+    diagnostics rows computed, as ``(index of the step in the segment, 1-based; packed values)``."""
 
     state: Any
     steps: int
@@ -76,18 +84,18 @@ class Segment:
     status: int
     dt_next: float
     energy: float
-    row: np.ndarray | None = None
+    rows: list[tuple[int, np.ndarray]] = dataclasses.field(default_factory=list)
 
 
 class Stepper:
-    """The compiled programs of a run: the step program (a diagnostics row, then a segment of steps; also the
-    single landing step and a row alone), the coefficients.
+    """The compiled programs of a run: the step program (a segment of steps with its diagnostics rows; also the
+    single landing step), the coefficients.
 
     Args:
       integ: the integrator (its equation and grid).
       control: the time-step rule.
-      row: ``row(state, t, dt) -> vector``, the diagnostics row a program computes first when asked
-        (:meth:`solvers._record.Recorder.row`); None for none.
+      row: ``row(state, t, dt) -> vector``, the diagnostics row (:meth:`solvers._record.Recorder.row`); None
+        for none.
     """
 
     def __init__(self, integ, control: Control, row: Callable | None = None):
@@ -122,21 +130,41 @@ class Stepper:
         reason = jnp.where(forced & jnp.isfinite(rate), RAN, reason)
         return dt, reason == RAN, (reason.astype(jnp.int32), dt)
 
-    def segment(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force):
+    def segment(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force, rows=None):
         """Up to ``n`` steps (``n <= MAX_SEGMENT``) in one ``lax.while_loop``; stops early before a step that
         would come within 1.5 steps of ``remaining`` (the time to the next stop), where dt must change (band
         rule), on a non-finite state, or where the energy passes ``bound``. ``dt_force > 0``: every step takes
         that dt (the host's landing step, ``n = 1``).
 
-        Returns ``(state, t, steps, status, dts, dt_next, energy)``.
+        ``rows = (step0, every, last)`` (with a ``row`` function): after each step that brings the run's step
+        count (``step0`` before the segment) to a multiple of ``every``, or after the ``n``-th step where
+        ``last``, the diagnostics row of the new state (at the device's time and that step's dt) is computed in a
+        ``lax.cond`` and kept, with the step's index in the segment (1-based) first; a step that failed the
+        blow-up check gets none. At most ``MAX_ROWS`` rows: ``n`` at most :meth:`row_limit`.
+
+        Returns ``(state, t, steps, status, dts, dt_next, energy, rows, count)`` (``rows`` an empty buffer
+        without rows).
         """
         c, eq, integ = self.control, self.eq, self.integ
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
         t, dt_band, remaining, dt_force = (jnp.asarray(v, real) for v in (t, dt_band, remaining, dt_force))
         want_rate = c.dt is None
+        pack = pack_dtype()
+        width = 1 + self._row_size if rows is not None and self.row is not None else 0
+
+        def record(buf, j, i, reason, go, state, t, dt):
+            if not width:
+                return buf, j
+            step0, every, last = rows
+            due = go & (reason == RAN) & (((step0 + i) % every == 0) | (last & (i == n)))
+            vals = jax.lax.cond(due, lambda s: jnp.concatenate([i.astype(pack)[None],
+                                                                self.row(s, t, dt).astype(pack)]),
+                                lambda s: jnp.zeros((width,), pack), state)
+            k = jnp.minimum(j, MAX_ROWS - 1)
+            return buf.at[k].set(jnp.where(due, vals, buf[k])), j + due.astype(jnp.int32)
 
         def body(carry):
-            state, t, s, comp, i, _, dts, _, energy = carry
+            state, t, s, comp, i, _, dts, _, energy, buf, j = carry
             state, dt, go, (reason, dt_next) = integ.controlled_step(
                 state, t, coeffs, lambda r: self.choose(r, dt_band, remaining - s, dt_force), rate=want_rate)
             y = dt - comp  # Kahan: the elapsed time s keeps its rounding error, not n of them
@@ -149,38 +177,31 @@ class Stepper:
                 over = go & jnp.isfinite(energy) & (energy > bound)
                 reason = jnp.where(bad, NONFINITE, jnp.where(over, BOUND, reason))
             dts = jnp.where(go, dts.at[i].set(dt), dts)
-            return (state, jnp.where(go, t + dt, t), s, comp, i + go.astype(jnp.int32), reason, dts, dt_next,
-                    energy)
+            t, i = jnp.where(go, t + dt, t), i + go.astype(jnp.int32)
+            buf, j = record(buf, j, i, reason, go, state, t, dt)
+            return state, t, s, comp, i, reason, dts, dt_next, energy, buf, j
 
         zero = jnp.zeros((), real)
         start = (state, t, zero, zero, jnp.int32(0), jnp.int32(RAN), jnp.zeros((MAX_SEGMENT,), real), zero,
-                 jnp.full((), jnp.nan, real))
-        state, t, _, _, i, status, dts, dt_next, energy = jax.lax.while_loop(
+                 jnp.full((), jnp.nan, real), jnp.zeros((MAX_ROWS if width else 0, width), pack), jnp.int32(0))
+        state, t, _, _, i, status, dts, dt_next, energy, buf, j = jax.lax.while_loop(
             lambda cr: (cr[4] < n) & (cr[5] == RAN), body, start)
         if not c.energy_every_step:
             energy = eq.energy(state).astype(real)
-        return state, t, i, status, dts, dt_next, energy
+        return state, t, i, status, dts, dt_next, energy, buf, j
 
-    def program(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force, row_t, row_dt, want_row):
-        """What one dispatch runs: where ``want_row``, the diagnostics row of ``state`` at ``(row_t, row_dt)``
-        first (in a ``lax.cond``; an optimization barrier keeps it before the steps, so the input state is not
-        held through the loop), then :meth:`segment`.
+    def program(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force, step0, every, last):
+        """What one dispatch runs: :meth:`segment` with its diagnostics rows (``rows = (step0, every, last)``).
 
         Returns ``(state, vector)``: the vector (:func:`~solvers._record.pack_dtype`) holds ``steps, status,
-        dt_next, energy``, the row (zeros where not asked for), then the ``MAX_SEGMENT`` step sizes: the host
-        reads everything in one transfer.
+        dt_next, energy, row count``, the ``MAX_SEGMENT`` step sizes, then the row buffer: the host reads
+        everything in one transfer.
         """
         pack = pack_dtype()
-        if self.row is None:
-            row = jnp.zeros((0,), pack)
-        else:
-            row = jax.lax.cond(want_row, lambda s: self.row(s, row_t, row_dt).astype(pack),
-                               lambda s: jnp.zeros((self._row_size,), pack), state)
-            state, row = jax.lax.optimization_barrier((state, row))
-        state, _, i, status, dts, dt_next, energy = self.segment(state, t, dt_band, coeffs, n, remaining, bound,
-                                                                 dt_force)
-        head = jnp.stack([v.astype(pack) for v in (i, status, dt_next, energy)])
-        return state, jnp.concatenate([head, row, dts.astype(pack)])
+        state, _, i, status, dts, dt_next, energy, buf, j = self.segment(
+            state, t, dt_band, coeffs, n, remaining, bound, dt_force, rows=(step0, every, last))
+        head = jnp.stack([v.astype(pack) for v in (i, status, dt_next, energy, j)])
+        return state, jnp.concatenate([head, dts.astype(pack), buf.ravel()])
 
     # ----- host side --------------------------------------------------------------------------------
     def coefficients(self, dt: float):
@@ -189,35 +210,30 @@ class Stepper:
             self._coef_cache = (dt, self._coefficients(dt))
         return self._coef_cache[1]
 
+    def row_limit(self, every: int) -> int:
+        """The most steps of a segment with rows every ``every`` steps: ``ROWS_PER_SEGMENT`` rows."""
+        return ROWS_PER_SEGMENT * every
+
     def run_segment(self, state, t: float, dt_band: float, n: int, remaining: float, bound: float,
-                    dt_force: float = 0.0, row: tuple[float, float] | None = None,
-                    while_running: Callable[[], Any] | None = None) -> Segment:
-        """One program (see :meth:`program`) from host values; ``remaining`` may be ``inf``. ``row``: the
-        ``(t, dt)`` of a diagnostics row of ``state`` to compute first (its values come back in ``Segment.row``);
-        ``while_running`` is called after the dispatch, while the devices compute (the host's writes)."""
+                    dt_force: float = 0.0, rows: tuple[int, int, bool] | None = None) -> Segment:
+        """One program (see :meth:`program`) from host values; ``remaining`` may be ``inf``. ``rows = (step0,
+        every, last)``: the diagnostics rows to compute (:meth:`segment`), returned in ``Segment.rows`` as
+        ``(index in the segment, values)``; ``n`` must then be at most :meth:`row_limit`."""
         coeffs = ()
         if self.integ.dt_coefficients:
             dt = dt_force if dt_force > 0 else self.control.dt if self.control.dt is not None else dt_band
-            if n == 0 and self._coef_cache is not None:
-                coeffs = self._coef_cache[1]  # no step is taken: any dt's coefficients have the program's shapes
-            else:
-                coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
-        rt, rdt = (0.0, 0.0) if row is None else row
-        state, vec = self._program(state, t, dt_band, coeffs, min(int(n), MAX_SEGMENT), remaining, bound, dt_force,
-                                   rt, rdt, row is not None)
-        if while_running is not None:
-            while_running()
+            coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
+        n = min(int(n), MAX_SEGMENT)
+        step0, every, last = (0, 1 << 30, False) if rows is None or self.row is None else rows
+        if rows is not None and n > self.row_limit(every):
+            raise ValueError(f"a segment of {n} steps with rows every {every} steps overflows its row buffer")
+        state, vec = self._program(state, t, dt_band, coeffs, n, remaining, bound, dt_force, step0, every, last)
         v = np.asarray(jax.device_get(vec))  # one transfer per program
-        steps, status, dt_next, energy = int(v[0]), int(v[1]), float(v[2]), float(v[3])
-        k = 4 + self._row_size
-        return Segment(state, steps, [float(x) for x in v[k:k + steps]], status, dt_next, energy,
-                       None if row is None else v[4:k])
-
-    def row_only(self, state, t: float, dt: float, dt_band: float = 0.0) -> tuple[Any, np.ndarray]:
-        """The diagnostics row of ``state`` at ``(t, dt)`` with no step taken (the same program as every row);
-        returns ``(state, row values)``: the state is donated to the program and comes back unchanged."""
-        seg = self.run_segment(state, 0.0, dt_band, 0, math.inf, math.inf, row=(t, dt))
-        return seg.state, seg.row
+        steps, status, dt_next, energy, count = int(v[0]), int(v[1]), float(v[2]), float(v[3]), int(v[4])
+        k = 5 + MAX_SEGMENT
+        buf = v[k:].reshape(MAX_ROWS, -1) if self.row is not None else np.zeros((0, 1))
+        return Segment(state, steps, [float(x) for x in v[5:5 + steps]], status, dt_next, energy,
+                       [(int(r[0]), r[1:]) for r in buf[:count]])
 
     def fixed_steps_before(self, t: float, target: float, limit: int) -> int:
         """Fixed dt: how many whole steps the host loop took from ``t`` before the one landing on ``target``."""

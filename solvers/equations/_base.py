@@ -285,7 +285,11 @@ class Equation(abc.ABC):
         return False
 
     def diagnostics(self, state: State, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
-        """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions); default: ``energy``."""
+        """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions); default: ``energy``.
+
+        The main job computes them inside its compiled time loop, after the step they belong to (``t`` and ``dt``
+        are then the device's time and that step's dt, arrays in the state's real precision; the CSV gets the
+        host's float64 time). Anything but a scalar is refused with a ``ValueError`` naming it."""
         return {"energy": self.energy(state)}
 
     def energy(self, state: State) -> jax.Array:

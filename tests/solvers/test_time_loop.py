@@ -81,10 +81,10 @@ def test_step_program_has_no_host_callbacks(meshes):
     stepper = Stepper(integ, control_for(integ, controller, integ.stable_dt(), False), row=record.row)
     with jax.set_mesh(grid.mesh):
         lowered = jax.jit(stepper.program).lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf, 0.0,
-                                                 0.0, 0.0, True)
+                                                 0, 2, True)
         texts = (lowered.as_text(), lowered.compile().as_text())
     assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
-    assert " conditional(" in texts[1]  # the row, computed where the host asks for it
+    assert " conditional(" in texts[1]  # the rows, computed in the loop after their steps
     for text in texts:  # no Python callback custom call, no host transfer instruction
         assert not re.search(r'custom_call(_target="|\s*@)[^"(\s]*callback', text, flags=re.IGNORECASE)
         assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
@@ -136,33 +136,43 @@ def _run_of(tmp_path, meshes, **kw):
     return _run, cfg, grid, eq, _run._setup(cfg, res, grid, eq, integ, controller, [])
 
 
-def test_row_computed_inside_the_step_program(tmp_path, meshes):
-    """A diagnostics row asked for with a segment is computed first in the same program: the steps are those of
-    the program without it (to the last bit), the row's values are those of the row computed alone, and a row
-    with no step (before a checkpoint, at the end) comes from the same program and leaves the state as it was."""
+def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
+    """The diagnostics rows of a segment are computed inside its loop, after their steps: the steps are those of
+    the program without rows (to the last bit), and each row's values are those of the row computed alone from
+    the state of its step, at the device's time and the step's dt (rows every 2 steps from step 3: after the
+    segment's steps 1 and 3; with ``last``, also after its 4th)."""
     _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
     st = run.stepper
     with jax.set_mesh(grid.mesh):
         state = eq.initial_state("taylor-green")
-        alone = np.asarray(jax.jit(run.record.row)(state, 0.25, 0.01))
         copies = [jax.tree.map(jnp.copy, state) for _ in range(3)]
         plain = st.run_segment(copies[0], 0.0, 0.0, 4, math.inf, math.inf)
-        with_row = st.run_segment(copies[1], 0.0, 0.0, 4, math.inf, math.inf, row=(0.25, 0.01))
-        same, values = st.row_only(copies[2], 0.25, 0.01)
-        assert plain.row is None and with_row.steps == plain.steps == 4
-        assert with_row.dts == plain.dts and with_row.energy == plain.energy
-        np.testing.assert_array_equal(np.asarray(with_row.state), np.asarray(plain.state))
-        np.testing.assert_array_equal(np.asarray(same), np.asarray(state))
-    np.testing.assert_array_equal(values, with_row.row)
-    np.testing.assert_allclose(with_row.row, alone, rtol=1e-13, atol=1e-300)
+        rows = st.run_segment(copies[1], 0.0, 0.0, 4, math.inf, math.inf, rows=(3, 2, True))
+        alone, s, t = [], copies[2], 0.0
+        row = jax.jit(run.record.row)
+        for dt in plain.dts:  # the same steps one at a time, each row computed on its own
+            s = st.run_segment(s, t, 0.0, 1, math.inf, math.inf).state
+            t = np.float64(np.float64(t) + dt)
+            alone.append(np.asarray(row(s, jnp.asarray(t, s.real.dtype), jnp.asarray(dt, s.real.dtype))))
+        assert plain.rows == [] and rows.steps == plain.steps == 4
+        assert rows.dts == plain.dts and rows.energy == plain.energy
+        np.testing.assert_array_equal(np.asarray(rows.state), np.asarray(plain.state))
+    assert [i for i, _ in rows.rows] == [1, 3, 4]
+    for i, values in rows.rows:
+        np.testing.assert_allclose(values, alone[i - 1], rtol=1e-12, atol=1e-300)
     names = run.record.names
-    assert values.shape == (len(names) + grid.num_shells,) and values[names.index("cfl")] > 0
+    assert rows.rows[0][1].shape == (len(names) + grid.num_shells,) and rows.rows[0][1][names.index("cfl")] > 0
+    with pytest.raises(ValueError, match="overflows its row buffer"):
+        st.run_segment(rows.state, 0.0, 0.0, st.row_limit(2) + 1, math.inf, math.inf, rows=(0, 2, False))
 
 
-def test_one_dispatch_and_one_transfer_per_segment(tmp_path, meshes, monkeypatch):
-    """The main job's loop dispatches one program per segment (the row it owes comes along) and reads back one
-    array per program; the rows it writes are every ``diag_every`` steps and the last."""
-    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes, diag_every=3, max_steps=12, t_end=10.0)
+def test_one_dispatch_and_one_transfer_per_segment_of_rows(tmp_path, meshes, monkeypatch):
+    """Rows are no reason to end a segment: with rows every 3 steps and no checkpoint, the main job's loop runs
+    ``ROWS_PER_SEGMENT`` rows per program and reads back one array per program; the CSV has every row."""
+    from solvers._stepper import ROWS_PER_SEGMENT
+
+    steps = 3 * ROWS_PER_SEGMENT + 6
+    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes, diag_every=3, max_steps=steps, t_end=10.0)
     calls = {"program": 0, "get": 0}
     program, get = run.stepper._program, jax.device_get
 
@@ -179,9 +189,11 @@ def test_one_dispatch_and_one_transfer_per_segment(tmp_path, meshes, monkeypatch
         monkeypatch.setattr(run.stepper, "_program", counted_program)
         monkeypatch.setattr(jax, "device_get", counted_get)
         state, clock = _run._loop(run, state, clock)
-    assert clock.step == 12
-    assert calls["get"] == calls["program"] == 5  # 4 segments of 3 steps, then the row of step 12 alone
-    assert [int(r["step"]) for r in read_csv(tmp_path / "diagnostics.csv")] == [0, 3, 6, 9, 12]
+    assert clock.step == steps and clock.final is not None
+    assert calls["get"] == calls["program"] == 2
+    rows = read_csv(tmp_path / "diagnostics.csv")
+    assert [int(r["step"]) for r in rows] == list(range(0, steps + 1, 3))
+    assert clock.final["energy"] == float(rows[-1]["energy"])
 
 
 def test_a_diagnostic_that_is_not_a_scalar_is_refused(tmp_path, meshes, monkeypatch):
