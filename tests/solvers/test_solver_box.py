@@ -68,10 +68,10 @@ def test_non_cubic_run_equal_on_one_device_slab_and_pencil(meshes):
         np.testing.assert_allclose(out[kind], out["single"], rtol=0, atol=1e-13 * scale)
 
 
-def test_row_rate_and_divergence_from_one_batched_transform(meshes):
-    """``rate_and_divergence`` (the diagnostics row's ``u`` and ``div u`` in one batched inverse transform) gives
-    :func:`max_rate` and :func:`max_divergence` of a field that is not solenoidal, on a box with a different
-    spacing per axis, to the last bit; and the rate is ``max sum_i |u_i| / dx_i`` of the gathered field."""
+def test_row_rate_and_divergence(meshes):
+    """``rate_and_divergence`` (the diagnostics row's pair) gives :func:`max_rate` and :func:`max_divergence` of a
+    field that is not solenoidal, on a box with a different spacing per axis, to the last bit; and the rate is
+    ``max sum_i |u_i| / dx_i`` of the gathered field."""
     grid = SpectralGrid((16, 24, 8), meshes["pencil"], dtype=jnp.float64,
                         box_length=(2 * math.pi, 3 * math.pi / 2, math.pi))
     x = grid.coordinates()
