@@ -43,25 +43,12 @@ def max_divergence(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
 
 
 def max_rate(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
-    """``max_x sum_i |u_i(x)| / dx_i``: the advective CFL rate (CFL number = dt * rate)."""
-    return jnp.max(_rate_field(grid, u_hat))
+    """``max_x sum_i |u_i(x)| / dx_i``: the advective CFL rate (CFL number = dt * rate).
 
-
-def _rate_field(grid: SpectralGrid, u_hat: jax.Array) -> jax.Array:
-    """``sum_i |u_i| / dx_i`` at every grid point, from one inverse transform per component, summed as they come:
-    a batched transform of all components would hold them all in physical space at once (inside the main job's
-    loop, beside the integrator's registers, 2 bytes per point more at 128^3 in 3D than the step itself)."""
-    rate = None
-    for i, h in enumerate(grid.spacing):
-        term = jnp.abs(grid.irfft(u_hat[i])) / h
-        rate = term if rate is None else rate + term
-    return rate
-
-
-def rate_and_divergence(grid: SpectralGrid, u_hat: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(max_rate, max_divergence)`` of a velocity (the diagnostics row's pair), each field transformed on its own
-    (see :func:`_rate_field`; measured 2026-11-24 at 128^3 float32 on 8 devices, inside the main job's loop: 63.1
-    bytes per point, the step's 63.0, against 65.1 with ``u`` and ``div u`` in one batched transform).
+    Each component is transformed on its own and summed as it comes: a batched transform of all of them would hold
+    them all in physical space at once (inside the main job's loop, where the diagnostics rows are computed beside
+    the integrator's registers, the batched transform of ``u`` and ``div u`` took 65.1 bytes per point at 128^3
+    float32 on 8 devices, against the step's 63.0; one at a time, 63.1; measured 2026-11-24).
 
     Raises:
       ValueError: ``u_hat`` without one component per axis of the grid.
@@ -69,7 +56,11 @@ def rate_and_divergence(grid: SpectralGrid, u_hat: jax.Array) -> tuple[jax.Array
     if u_hat.ndim != grid.ndim + 1 or u_hat.shape[0] != grid.ndim:
         raise ValueError(f"u_hat must hold {grid.ndim} velocity components of the grid's spectrum, shape "
                          f"({grid.ndim}, ...); got shape {tuple(u_hat.shape)}")
-    return jnp.max(_rate_field(grid, u_hat)), max_divergence(grid, u_hat)
+    rate = None
+    for i, h in enumerate(grid.spacing):
+        term = jnp.abs(grid.irfft(u_hat[i])) / h
+        rate = term if rate is None else rate + term
+    return jnp.max(rate)
 
 
 def cfl_number(grid: SpectralGrid, u_hat: jax.Array, dt) -> jax.Array:

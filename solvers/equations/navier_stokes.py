@@ -86,9 +86,9 @@ class NavierStokes(VelocityEquation):
     def diagnostics(self, u_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         g = self.grid
         z = diag.enstrophy(g, u_hat)
-        rate, div = diag.rate_and_divergence(g, u_hat)
         out = {"energy": diag.kinetic_energy(g, u_hat), "enstrophy": z, "dissipation": 2 * self.nu * z,
-               "max_div": div, "cfl": dt * rate, "resolution": diag.resolution(g, u_hat)}
+               "max_div": diag.max_divergence(g, u_hat), "cfl": diag.cfl_number(g, u_hat, dt),
+               "resolution": diag.resolution(g, u_hat)}
         if self.forcing_epsilon > 0:
             out["injection"] = jnp.asarray(self.forcing_epsilon, g.dtype)
         return out
