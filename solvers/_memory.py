@@ -2,8 +2,8 @@
 run) for the same equation, integrator, dtype, dealiasing and mesh on a small grid of the same dimension and
 scaled per grid point; the memory the devices have; the largest grid that fits.
 
-Why per-point scaling is right: every buffer of the step and of the initial condition is a field (a fixed number of
-bytes per grid point: the state, stage values, nonlinear terms, the 3/2-padded products), a per-axis table
+Why per-point scaling is right: every buffer of the step program and of the initial condition is a field (a fixed
+number of bytes per grid point: the state, stage values, nonlinear terms, the 3/2-padded products), a per-axis table
 (bytes per point of one axis) or a scalar, and the wall-normal solves are banded (O(ny) per wavenumber). Scaling
 the probe's bytes per point to a bigger grid therefore keeps the fields exact and over-counts the tables and
 scalars: measured with jax 0.10.2 on the 8 CPU devices, the per-point figure of a 32^3 (or 192^2) probe is within
@@ -25,7 +25,7 @@ PROBE_POINTS = 32 ** 3
 #: heaviest registered configuration measured (rayleigh-benard, etdrk4, dealias 3/2, float64: 6.7 kB per point)
 TRIVIAL_BYTES_PER_POINT = 16 * 1024
 
-Make = Callable[[tuple[int, ...]], tuple]  # shape -> (equation, integrator) on the run's mesh; ValueError if not
+Make = Callable[[tuple[int, ...]], tuple]  # shape -> (equation, its Stepper) on the run's mesh; ValueError if not
 
 
 @dataclass(frozen=True)
@@ -140,19 +140,18 @@ def _bytes(compiled) -> int:
     return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes)
 
 
-def program_bytes(eq, integ, ic: str, ic_params: dict) -> dict[str, int]:
-    """Bytes per device of the programs that hold the most at once, compiled (not run) on ``eq``'s grid: the step
-    (the state donated as the driver does; the step size's coefficients are arguments, so they count while the
-    loop keeps them) and the initial condition (where it compiles on this grid; else left out).
+def program_bytes(eq, stepper, ic: str, ic_params: dict) -> dict[str, int]:
+    """Bytes per device of the programs that hold the most at once, compiled (not run) on ``eq``'s grid: the
+    driver's step program (``stepper``, a :class:`~solvers._stepper.Stepper`: the steps of a segment with their
+    dt choice and diagnostics rows, the state donated as the driver does; the coefficients are arguments, so they
+    count while the loop keeps them) and the initial condition (where it compiles on this grid; else left out).
 
-    The diagnostics, spectrum and CFL-rate programs run with the state and coefficients alive but need less than
-    the step for every registered equation (measured on 16^3 to 64^3 and 2D grids), so they are not compiled.
+    The step program, not the bare step: under CFL control it holds more (measured 2026-11-24 with jax 0.10.2 on
+    the 8 CPU devices, float32: 54.2 against 44.5 bytes per point for navier-stokes-2d, LSRK4, at 1024^2). The
+    first row's and the spectrum's programs run with the state alive but need less than the step program.
     """
-    like = eq.abstract_state()
-    out = {}
+    out = {"step": _bytes(stepper.lower().compile())}
     with jax.set_mesh(eq.grid.mesh):
-        coeffs = jax.eval_shape(integ.coefficients, 1e-3)
-        out["step"] = _bytes(jax.jit(integ.step, donate_argnums=0).lower(like, 0.0, 1e-3, coeffs).compile())
         try:
             out["initial condition"] = _bytes(jax.jit(lambda: eq.initial_state(ic, **ic_params)).lower().compile())
         except Exception:  # noqa: BLE001  (an IC that rejects this small grid: the run's own check reports it)
@@ -170,9 +169,9 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
     """Compile the run's programs on a probe grid (the run's own grid where it has at most
     :data:`PROBE_POINTS` points: exact) and return the estimate for ``shape``.
 
-    ``make(probe)`` builds the equation and integrator on the run's mesh, raising ValueError/TypeError for a
-    grid the mesh cannot hold; the probe grows (x2, x4) until one is held, else the run's own grid is compiled
-    (compiling allocates nothing).
+    ``make(probe)`` builds the equation and its :class:`~solvers._stepper.Stepper` on the run's mesh, raising
+    ValueError/TypeError for a grid the mesh cannot hold; the probe grows (x2, x4) until one is held, else the
+    run's own grid is compiled (compiling allocates nothing).
     """
     candidates = []
     if math.prod(shape) <= PROBE_POINTS:
@@ -185,10 +184,10 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
     candidates.append(tuple(shape))
     for probe in candidates:
         try:
-            eq, integ = make(probe)
+            eq, stepper = make(probe)
         except (ValueError, TypeError):
             continue
-        return Estimate(tuple(shape), probe, devices, program_bytes(eq, integ, ic, ic_params))
+        return Estimate(tuple(shape), probe, devices, program_bytes(eq, stepper, ic, ic_params))
     raise ValueError(f"no grid of the proportions {shape_text(shape)} can be built on this mesh")
 
 

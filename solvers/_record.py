@@ -56,6 +56,12 @@ class Recorder:
         self._received: list[tuple[int, float, float, np.ndarray]] = []  # values back, not yet written
         self._first: Any = None  # the initial row's program (compiled when needed)
 
+    @classmethod
+    def detached(cls, eq) -> Recorder:
+        """A recorder of ``eq`` without files (nothing is written): its :meth:`row` for a program compiled
+        before a run (the memory check)."""
+        return cls(eq, None, None, False, jax.eval_shape(eq.spectrum, eq.abstract_state()) is not None)
+
     def _values(self, state, t, dt):
         return self.eq.diagnostics(state, t, dt), self.eq.spectrum(state) if self.has_spec else None
 

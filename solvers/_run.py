@@ -92,9 +92,10 @@ def build(cfg: RunConfig, res: Resolved, mesh=None):
     condition and the CFL rate are checked by their abstract shapes (``jax.eval_shape``), so nothing is computed
     yet.
 
-    Memory: unless the grid trivially fits (:func:`~solvers._memory.trivially_fits`), the step and the initial
-    condition are compiled on a small grid and scaled per point (:mod:`solvers._memory`), and a run that the
-    devices (on CPU: the host's available memory) cannot hold is refused before anything is allocated.
+    Memory: unless the grid trivially fits (:func:`~solvers._memory.trivially_fits`), the step program (with its
+    dt control and diagnostics rows) and the initial condition are compiled on a small grid and scaled per point
+    (:mod:`solvers._memory`), and a run that the devices (on CPU: the host's available memory) cannot hold is
+    refused before anything is allocated.
 
     Raises:
       ConfigError: the mesh cannot hold the grid, the devices cannot hold the run, a parameter the equation
@@ -128,14 +129,25 @@ def _build(cfg: RunConfig, res: Resolved, mesh=None, always_estimate: bool = Fal
     except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
         raise ConfigError(f"integrator {res.integrator} cannot advance {label}: {e}", fields=("integrator",)) \
             from None
-    est = _check_memory(cfg, res, grid.mesh, always_estimate, grid.shape)
     with jax.set_mesh(grid.mesh):
-        _check_initial_condition(eq, res)
         if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
             raise ConfigError(f"cfl: {label} has no advective rate (max_rate) for an adaptive time step; give a "
                               "fixed time step dt", fields=("cfl", "dt"))
-    controller = FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
-    return (grid, eq, integ, controller), est
+    est = _check_memory(cfg, res, grid.mesh, always_estimate, grid.shape)
+    with jax.set_mesh(grid.mesh):
+        _check_initial_condition(eq, res)
+    return (grid, eq, integ, _controller(cfg)), est
+
+
+def _controller(cfg: RunConfig):
+    return FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
+
+
+def _stepper(eq, integ, controller, row: Callable | None, stable_dt: float) -> Stepper:
+    """The run's step programs (:class:`~solvers._stepper.Stepper`); ``stable_dt`` caps dt (its value does not
+    change the program's buffers: the memory check passes ``inf`` rather than compute it)."""
+    return Stepper(integ, control_for(integ, controller, stable_dt, getattr(eq, "energy_bound", None) is not None),
+                   row=row)
 
 
 def _nearest_sizes(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, reach: int = 16) -> str:
@@ -204,9 +216,10 @@ def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False,
     if not always and _memory.trivially_fits(shape, mesh.size, pool):
         return None
 
-    def make(shape):
+    def make(shape):  # the equation and its step program on a probe grid
         eq = res.cls(_grid(cfg, res, shape, mesh), **res.eq_params)
-        return eq, INTEGRATORS[res.integrator](eq)
+        integ = INTEGRATORS[res.integrator](eq)
+        return eq, _stepper(eq, integ, _controller(cfg), Recorder.detached(eq).row, math.inf)
 
     def valid(shape) -> bool:
         try:
@@ -393,9 +406,8 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     spec_log = io.CsvLog(out / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(shells)])
     record = Recorder(eq, diag_log, spec_log, lead, has_spec)
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
-    control = control_for(integ, controller, integ.stable_dt(), getattr(eq, "energy_bound", None) is not None)
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
-                outputs, Stepper(integ, control, row=record.row), jax.jit(eq.energy))
+                outputs, _stepper(eq, integ, controller, record.row, integ.stable_dt()), jax.jit(eq.energy))
 
 
 def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:

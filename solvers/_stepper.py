@@ -203,6 +203,15 @@ class Stepper:
         head = jnp.stack([v.astype(pack) for v in (i, status, dt_next, energy, j)])
         return state, jnp.concatenate([head, dts.astype(pack), buf.ravel()])
 
+    def lower(self):
+        """The step program (:meth:`program`, the state donated as the driver donates it) lowered on the
+        equation's abstract state, with rows: nothing is allocated. The memory check compiles it
+        (:func:`solvers._memory.program_bytes`) and tests read its HLO."""
+        like = self.eq.abstract_state()
+        with jax.set_mesh(self.eq.grid.mesh):
+            coeffs = jax.eval_shape(self.integ.coefficients, 1.0) if self.integ.dt_coefficients else ()
+            return self._program.lower(like, 0.0, 0.0, coeffs, 10, math.inf, math.inf, 0.0, 0, 2, True)
+
     # ----- host side --------------------------------------------------------------------------------
     def coefficients(self, dt: float):
         """The integrator's coefficients for ``dt`` (one program, cached for the last dt)."""
