@@ -51,8 +51,8 @@ def random_isotropic(grid: SpectralGrid, *, seed: int = 0, k0: float = 4.0, ener
     if not energy > 0 or not k0 > 0:
         raise ValueError(f"random-isotropic needs energy > 0 and k0 > 0, got energy={energy}, k0={k0}")
     shape = (grid.ndim,) + grid.shape
-    noise = jax.jit(lambda key: jax.random.normal(key, shape, grid.dtype),
-                    out_shardings=grid.real_sharding(1))(jax.random.key(seed))
+    noise = grid.place(lambda s: jax.random.normal(jax.random.key(seed), shape, grid.dtype, out_sharding=s),
+                       grid.real_sharding(1))
     dk = 2 * np.pi / max(grid.box_length)
     kj = np.arange(grid.num_shells) * dk
     target = kj ** 4 * np.exp(-2 * (kj / k0) ** 2)

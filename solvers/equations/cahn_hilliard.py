@@ -16,8 +16,8 @@ from ._base import Equation
 def _random(eq: PhaseField, seed: int = 0) -> jax.Array:
     """``c0 + amplitude * U(-1, 1)`` noise of zero mean (threefry: independent of the mesh), dealiased."""
     g = eq.grid
-    noise = jax.jit(lambda key: jax.random.uniform(key, g.shape, g.dtype, -1.0, 1.0),
-                    out_shardings=g.real_sharding())(jax.random.key(int(seed)))
+    noise = g.place(lambda s: jax.random.uniform(jax.random.key(int(seed)), g.shape, g.dtype, -1.0, 1.0,
+                                                 out_sharding=s), g.real_sharding())
     return jax.jit(lambda f: g.dealias(g.rfft(eq.c0 + eq.amplitude * (f - jnp.mean(f)))))(noise)
 
 

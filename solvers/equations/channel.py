@@ -52,9 +52,9 @@ def _turbulent(eq: Channel, amplitude: float, seed: int) -> jax.Array:
     numbers ``|m| <= 4``, Chebyshev degree ``<= ny / 2``), smoothed by one implicit diffusion solve so that it
     satisfies the wall conditions; in 3D at ``Re`` of a few thousand it goes turbulent."""
     g, kmm = eq.grid, eq.kmm
-    noise = jax.jit(lambda key: jnp.stack([jax.random.normal(k, g.shape, g.dtype)
-                                           for k in jax.random.split(key, kmm.fields)]),
-                    out_shardings=g.real_sharding(1))(jax.random.key(int(seed)))
+    keys = jax.random.split(jax.random.key(int(seed)), kmm.fields)
+    noise = jnp.stack([g.place(lambda s, k=k: jax.random.normal(k, g.shape, g.dtype, out_sharding=s), g.real_sharding())
+                       for k in keys])
 
     def build(noise):
         off_mean = 1 - kmm.mean_mask()
