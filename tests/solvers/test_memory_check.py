@@ -87,3 +87,26 @@ def test_estimate_holds_the_main_jobs_step_program_not_the_bare_step(tmp_path):
     assert full > 1.15 * bare, (full, bare)  # what the bare step left out
     scaled = est.programs["step"] * grid.size / math.prod(est.probe)
     assert 1.0 <= scaled / full < 1.3, (scaled, full)
+
+
+@pytest.mark.parametrize("equation, n, ic, ic_most, step_most", [
+    ("navier-stokes", 32, "random-isotropic", 60, 72),
+    ("cahn-hilliard", 192, "random", 20, 100),
+    ("gross-pitaevskii", 32, "gaussian", 30, 60),
+])
+def test_programs_build_only_their_blocks(tmp_path, equation, n, ic, ic_most, step_most):
+    """The programs the memory check compiles, in bytes per grid point (8 CPU devices, float32, on the run's own
+    grid): the noise of a random initial condition and the coordinates (``xmeshgrid``) of a potential are built
+    block by block inside them. Before 2026-11-24 both were typed replicated inside a ``jit`` on an Explicit mesh,
+    so every device built the global arrays: random-isotropic took 413 bytes per point (more than 6 steps),
+    cahn-hilliard's random 132, and the gross-pitaevskii step program 236; a 1024^3 taylor-green run was refused
+    for 121 GiB where its step needs 68."""
+    from solvers import RunConfig, _run
+
+    cfg = RunConfig(equation=equation, n=n, ic=ic, dtype="float32", t_end=1.0, out=str(tmp_path), progress=False,
+                    plots=False)
+    res = _run.validate(cfg)
+    (grid, *_), est = _run._build(cfg, res, xfft.make_mesh("slab"), always_estimate=True)
+    assert est.probe == grid.shape
+    per_point = {k: v * grid.mesh.size / grid.size for k, v in est.programs.items()}
+    assert per_point["initial condition"] <= ic_most and per_point["step"] <= step_most, per_point
