@@ -25,7 +25,7 @@ PROBE_POINTS = 32 ** 3
 #: heaviest registered configuration measured (rayleigh-benard, etdrk4, dealias 3/2, float64: 6.7 kB per point)
 TRIVIAL_BYTES_PER_POINT = 16 * 1024
 
-Make = Callable[[tuple[int, ...]], tuple]  # shape -> (equation, its Stepper) on the run's mesh; ValueError if not
+Make = Callable[[tuple[int, ...]], tuple]  # shape -> (equation, integrator) on the run's mesh; ValueError if not
 
 
 @dataclass(frozen=True)
@@ -165,13 +165,15 @@ def _near(side: int, n: int) -> int:
     return -(-side // 16) * 16 + n % 2
 
 
-def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_params: dict) -> Estimate:
+def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_params: dict,
+             stepper: Callable) -> Estimate:
     """Compile the run's programs on a probe grid (the run's own grid where it has at most
     :data:`PROBE_POINTS` points: exact) and return the estimate for ``shape``.
 
-    ``make(probe)`` builds the equation and its :class:`~solvers._stepper.Stepper` on the run's mesh, raising
-    ValueError/TypeError for a grid the mesh cannot hold; the probe grows (x2, x4) until one is held, else the
-    run's own grid is compiled (compiling allocates nothing).
+    ``make(probe)`` builds the equation and integrator on the run's mesh, raising ValueError/TypeError for a
+    grid the mesh cannot hold; the probe grows (x2, x4) until one is held, else the run's own grid is compiled
+    (compiling allocates nothing). ``stepper(eq, integ)`` is the run's :class:`~solvers._stepper.Stepper` on it
+    (its errors are the run's own, not the probe's).
     """
     candidates = []
     if math.prod(shape) <= PROBE_POINTS:
@@ -184,10 +186,10 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
     candidates.append(tuple(shape))
     for probe in candidates:
         try:
-            eq, stepper = make(probe)
+            eq, integ = make(probe)
         except (ValueError, TypeError):
             continue
-        return Estimate(tuple(shape), probe, devices, program_bytes(eq, stepper, ic, ic_params))
+        return Estimate(tuple(shape), probe, devices, program_bytes(eq, stepper(eq, integ), ic, ic_params))
     raise ValueError(f"no grid of the proportions {shape_text(shape)} can be built on this mesh")
 
 

@@ -216,10 +216,12 @@ def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False,
     if not always and _memory.trivially_fits(shape, mesh.size, pool):
         return None
 
-    def make(shape):  # the equation and its step program on a probe grid
+    def make(shape):
         eq = res.cls(_grid(cfg, res, shape, mesh), **res.eq_params)
-        integ = INTEGRATORS[res.integrator](eq)
-        return eq, _stepper(eq, integ, _controller(cfg), Recorder.detached(eq).row, math.inf)
+        return eq, INTEGRATORS[res.integrator](eq)
+
+    def stepper(eq, integ):  # the run's step program, with its dt control and diagnostics rows
+        return _stepper(eq, integ, _controller(cfg), Recorder.detached(eq).row, math.inf)
 
     def valid(shape) -> bool:
         try:
@@ -228,7 +230,7 @@ def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False,
             return False
         return True
 
-    est = _memory.estimate(shape, mesh.size, make, res.ic, res.ic_params)
+    est = _memory.estimate(shape, mesh.size, make, res.ic, res.ic_params, stepper)
     if pool is not None and not _memory.fits(est, pool):
         largest = _memory.largest_fitting(est, pool, valid)
         raise ConfigError(_memory.refusal(est, pool, res.cls.label(), largest), fields=("n",))

@@ -201,6 +201,10 @@ def test_a_diagnostic_that_is_not_a_scalar_is_refused(tmp_path, meshes, monkeypa
     monkeypatch.setattr(eq, "diagnostics", lambda s, t, dt: {"energy": eq.energy(s), "modes": jnp.abs(s[0])})
     with pytest.raises(ValueError, match="'modes' must be a scalar"):
         Recorder(eq, None, None, True, True)
+    # the memory check of a grid too big to skip it compiles the run's rows: the same error, not a probe's
+    monkeypatch.setattr(type(eq), "diagnostics", lambda self, s, t, dt: {"modes": jnp.abs(s[0])})
+    with pytest.raises(ValueError, match="'modes' must be a scalar"):
+        _run._check_memory(cfg, validate(cfg), grid.mesh, always=True)
 
 
 def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch):
