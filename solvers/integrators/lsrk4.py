@@ -50,21 +50,6 @@ class LSRK4(Integrator):
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         return self.fixed_step(state, t, dt, coeffs)
 
-    def finish(self, state: State, first: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
-        """The stages after the first (``first`` = ``L u + N(u, t)``; ``A_1 = 0``)."""
-        du = jax.tree.map(lambda f: (dt * f).astype(f.dtype), first)
-        u = jax.tree.map(lambda x, d: (x + B[0] * d).astype(x.dtype), state, du)
-        lin = self.equation.linear()
-        table = self.stage_table(state, A, B, C)
-
-        def stage(i, regs):
-            u, du = regs
-            f = self.stage_rhs(lin, u, t + table[2, i] * dt)
-            du = jax.tree.map(lambda d, y: (table[0, i] * d + dt * y).astype(d.dtype), du, f)
-            return jax.tree.map(lambda x, d: (x + table[1, i] * d).astype(x.dtype), u, du), du
-
-        return jax.lax.fori_loop(1, len(A), stage, (u, du))[0]
-
     def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
         """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
         table = self.stage_table(state, A, B, C)

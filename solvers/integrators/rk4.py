@@ -31,21 +31,6 @@ class RK4(Integrator):
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         return self.fixed_step(state, t, dt, coeffs)
 
-    def finish(self, state: State, first: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
-        """Stages 2-4 given ``first = L u + N(u, t)``."""
-        lin = self.equation.linear()
-        table = self.stage_table(state, _C, _W, _NEXT)
-        acc = jax.tree.map(lambda a, x: a + (_W[0] * dt) * x, state, first)
-        y = jax.tree.map(lambda u, x: u + (_NEXT[0] * dt) * x, state, first)
-
-        def stage(i, regs):
-            y, acc = regs
-            k = self.stage_rhs(lin, y, t + table[0, i] * dt)
-            acc = jax.tree.map(lambda a, x: a + (table[1, i] * dt) * x, acc, k)
-            return jax.tree.map(lambda u, x: u + (table[2, i] * dt) * x, state, k), acc
-
-        return jax.lax.fori_loop(1, 4, stage, (y, acc))[1]
-
     def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
         """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
         table = self.stage_table(state, _C, _W, _NEXT)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from solvers import INTEGRATORS, RK4, NavierStokes, SpectralGrid
-from solvers.integrators import phi_functions
+from solvers.integrators import Integrator, phi_functions
 
 
 def _phi_exact(z: complex, j: int) -> complex:
@@ -84,9 +84,10 @@ def test_lsrk4_stability_polynomial_and_radius():
 
 
 def test_the_drivers_step_is_the_plain_step():
-    """``controlled_step`` (the driver's: dt chosen from the CFL rate of the first stage) and ``first_evaluation``
-    then ``finish`` take the same step as ``step`` for every scheme, to round-off, and the rate is the one the
-    equation computes alone
+    """``controlled_step`` (the driver's: dt chosen from the CFL rate of the first stage) takes the same step as
+    ``step`` for every scheme, to round-off, and the rate is the one the equation computes alone; so does
+    ``first_evaluation`` then ``finish`` for the schemes whose driver step is made of them (RK4 and LSRK4 run their
+    stages in ``Integrator.stage_loop`` for both, and have no ``finish``)
     (one device: the algebra of the schemes; the sharded driver is tested in ``test_time_loop.py``)."""
     from solvers.equations.navier_stokes_2d import NavierStokes2D
 
@@ -106,6 +107,9 @@ def test_the_drivers_step_is_the_plain_step():
             assert bool(go) and float(r) == pytest.approx(rate, rel=1e-13), name
             scale = float(jnp.max(jnp.abs(ref - s0)))
             assert scale > 0 and float(jnp.max(jnp.abs(got - ref))) < 1e-12 * scale, name
+            if type(integ).controlled_step is not Integrator.controlled_step:
+                assert type(integ).finish is Integrator.finish, name  # no second copy of the stages
+                continue
             # and the split step (first evaluation, then finish) that the generic driver step is made of
             split = jax.jit(lambda s, c, integ=integ, dt=dt: integ.finish(
                 s, integ.first_evaluation(s, 0.0, False)[0], 0.0, dt, c))(s0, c)
