@@ -47,6 +47,9 @@ class Recorder:
         self.eq, self.has_spec = eq, has_spec
         d, spec = jax.eval_shape(self._values, eq.abstract_state(), 0.0, 1.0)
         self.names = sorted(d)  # the row's layout in the packed vector: these, then the spectrum
+        key = getattr(eq, "cfl_diagnostic", None)
+        #: where the CFL number ``dt * max_rate`` sits in the row (:attr:`Equation.cfl_diagnostic`), or None
+        self.cfl_position = self.names.index(key) if key in self.names else None
         jax.eval_shape(self.row, eq.abstract_state(), 0.0, 1.0)  # every diagnostic a scalar (else ValueError)
         self.logs = (diag_log, spec_log)
         self.resolution = ResolutionMonitor(warn=lead)
@@ -65,10 +68,14 @@ class Recorder:
     def _values(self, state, t, dt):
         return self.eq.diagnostics(state, t, dt), self.eq.spectrum(state) if self.has_spec else None
 
-    def row(self, state, t, dt) -> jax.Array:
+    def row(self, state, t, dt, rate=None) -> jax.Array:
         """The row of ``state`` as one vector (:func:`pack_dtype`): the diagnostics in :attr:`names` order, then
-        the spectrum. Pure and jit-able (traced into the step program's loop)."""
+        the spectrum. Pure and jit-able (traced into the step program's loop). ``rate`` (where the row has a CFL
+        number, :attr:`cfl_position`): the state's advective rate, known already; the CFL number is then
+        ``dt * rate`` and the equation's own rate of the state is not computed (XLA drops what nothing uses)."""
         d, spec = self._values(state, t, dt)
+        if rate is not None and self.cfl_position is not None:
+            d = {**d, self.names[self.cfl_position]: dt * rate}
         pack = pack_dtype()
         for k in self.names:
             if jnp.size(d[k]) != 1:

@@ -143,11 +143,11 @@ def _controller(cfg: RunConfig):
     return FixedStep(cfg.dt) if cfg.dt is not None else CFLStep(cfg.cfl, cfg.dt_max)
 
 
-def _stepper(eq, integ, controller, row: Callable | None, stable_dt: float) -> Stepper:
-    """The run's step programs (:class:`~solvers._stepper.Stepper`); ``stable_dt`` caps dt (its value does not
-    change the program's buffers: the memory check passes ``inf`` rather than compute it)."""
+def _stepper(eq, integ, controller, record: Recorder, stable_dt: float) -> Stepper:
+    """The run's step programs (:class:`~solvers._stepper.Stepper`) with ``record``'s rows; ``stable_dt`` caps dt
+    (its value does not change the program's buffers: the memory check passes ``inf`` rather than compute it)."""
     return Stepper(integ, control_for(integ, controller, stable_dt, getattr(eq, "energy_bound", None) is not None),
-                   row=row)
+                   row=record.row, cfl_position=record.cfl_position)
 
 
 def _nearest_sizes(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, reach: int = 16) -> str:
@@ -221,7 +221,7 @@ def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False,
         return eq, INTEGRATORS[res.integrator](eq)
 
     def stepper(eq, integ):  # the run's step program, with its dt control and diagnostics rows
-        return _stepper(eq, integ, _controller(cfg), Recorder.detached(eq).row, math.inf)
+        return _stepper(eq, integ, _controller(cfg), Recorder.detached(eq), math.inf)
 
     def valid(shape) -> bool:
         try:
@@ -409,7 +409,7 @@ def _setup(cfg: RunConfig, res: Resolved, grid, eq, integ, controller, outputs: 
     record = Recorder(eq, diag_log, spec_log, lead, has_spec)
     outputs = _snapshot_outputs(cfg, res, eq) + outputs
     return _Run(cfg, res, grid, eq, integ, controller, out, lead, io.Checkpoints(ckdir, keep=cfg.keep), record,
-                outputs, _stepper(eq, integ, controller, record.row, integ.stable_dt()), jax.jit(eq.energy))
+                outputs, _stepper(eq, integ, controller, record, integ.stable_dt()), jax.jit(eq.energy))
 
 
 def _snapshot_outputs(cfg: RunConfig, res: Resolved, eq) -> list:

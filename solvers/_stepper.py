@@ -7,6 +7,9 @@ twice per step. The diagnostics rows are no host event: the loop computes each o
 the segment's scalars as one vector: one dispatch and one transfer per segment, whatever ``diag_every`` (the
 host writes the rows, :mod:`solvers._record`). Each step's CFL rate comes from the step's own first evaluation
 (:meth:`~solvers.integrators.Integrator.controlled_step`), its blow-up check from that rate or from the energy.
+Under CFL control a row's CFL number (:attr:`~solvers.Equation.cfl_diagnostic`) is filled in by the next step,
+from that rate of the same state; the last row of a segment computes it after the loop
+(:meth:`~solvers.integrators.Integrator.first_stage_rate`): the same number, and the row transforms nothing for it.
 
 Time-step rules (``Control``):
 
@@ -94,12 +97,14 @@ class Stepper:
     Args:
       integ: the integrator (its equation and grid).
       control: the time-step rule.
-      row: ``row(state, t, dt) -> vector``, the diagnostics row (:meth:`solvers._record.Recorder.row`); None
-        for none.
+      row: ``row(state, t, dt, rate=None) -> vector``, the diagnostics row
+        (:meth:`solvers._record.Recorder.row`); None for none.
+      cfl_position: where the row holds ``dt * rate`` (:attr:`solvers._record.Recorder.cfl_position`), or None.
     """
 
-    def __init__(self, integ, control: Control, row: Callable | None = None):
+    def __init__(self, integ, control: Control, row: Callable | None = None, cfl_position: int | None = None):
         self.integ, self.eq, self.control, self.row = integ, integ.equation, control, row
+        self.cfl_position = cfl_position if row is not None else None
         self._program = jax.jit(self.program, donate_argnums=0)
         self._coefficients = jax.jit(integ.coefficients)
         self._coef_cache: tuple[float, Any] | None = None
@@ -107,14 +112,14 @@ class Stepper:
 
     # ----- device programs ------------------------------------------------------------------------
     def choose(self, rate: jax.Array | None, dt_band: jax.Array, remaining: jax.Array, dt_force: jax.Array):
-        """``(dt, go, (reason, dt_next))`` for the next step from the state's rate (see the module's rules);
-        ``dt_force > 0`` is taken as it is (a landing step)."""
+        """``(dt, go, (reason, dt_next, rate))`` for the next step from the state's rate (see the module's rules;
+        ``rate`` 0 under a fixed dt); ``dt_force > 0`` is taken as it is (a landing step)."""
         c = self.control
         real = remaining.dtype
         forced = dt_force > 0
         if c.dt is not None:
             dt = jnp.where(forced, dt_force, jnp.asarray(c.dt, real))
-            return dt, jnp.array(True), (jnp.int32(RAN), dt)
+            return dt, jnp.array(True), (jnp.int32(RAN), dt, jnp.zeros((), real))
         cand = jnp.where(rate > 0, c.cfl / jnp.where(rate > 0, rate, 1), jnp.inf).astype(real)
         cand = jnp.minimum(cand, jnp.asarray(c.dt_cap, real))
         if c.band is not None:
@@ -128,7 +133,7 @@ class Stepper:
             ~jnp.isfinite(cand), AT_REST, jnp.where(change, NEW_DT, jnp.where(remaining <= 1.5 * dt, NEAR_STOP, RAN))))
         dt = jnp.where(forced, dt_force, dt)
         reason = jnp.where(forced & jnp.isfinite(rate), RAN, reason)
-        return dt, reason == RAN, (reason.astype(jnp.int32), dt)
+        return dt, reason == RAN, (reason.astype(jnp.int32), dt, rate)
 
     def segment(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force, rows=None):
         """Up to ``n`` steps (``n <= MAX_SEGMENT``) in one ``lax.while_loop``; stops early before a step that
@@ -151,22 +156,31 @@ class Stepper:
         want_rate = c.dt is None
         pack = pack_dtype()
         width = 1 + self._row_size if rows is not None and self.row is not None else 0
+        later = bool(width) and want_rate and self.cfl_position is not None  # CFL numbers from the next step
+        zero = jnp.zeros((), real)
 
         def record(buf, j, i, reason, go, state, t, dt):
             if not width:
-                return buf, j
+                return buf, j, jnp.array(False)
             step0, every, last = rows
             due = go & (reason == RAN) & (((step0 + i) % every == 0) | (last & (i == n)))
-            vals = jax.lax.cond(due, lambda s: jnp.concatenate([i.astype(pack)[None],
-                                                                self.row(s, t, dt).astype(pack)]),
-                                lambda s: jnp.zeros((width,), pack), state)
+            vals = jax.lax.cond(due, lambda s: jnp.concatenate([i.astype(pack)[None], self.row(
+                s, t, dt, rate=zero if later else None).astype(pack)]), lambda s: jnp.zeros((width,), pack), state)
             k = jnp.minimum(j, MAX_ROWS - 1)
-            return buf.at[k].set(jnp.where(due, vals, buf[k])), j + due.astype(jnp.int32)
+            return buf.at[k].set(jnp.where(due, vals, buf[k])), j + due.astype(jnp.int32), due
+
+        def fill(buf, j, pending, dt, rate):
+            """The CFL number of the last row kept, if ``pending``, from its state's ``rate`` (as ``row``)."""
+            if not later:
+                return buf
+            k, col = jnp.maximum(j - 1, 0), 1 + self.cfl_position
+            return buf.at[k, col].set(jnp.where(pending, (dt * rate).astype(pack), buf[k, col]))
 
         def body(carry):
-            state, t, s, comp, i, _, dts, _, energy, buf, j = carry
-            state, dt, go, (reason, dt_next) = integ.controlled_step(
+            state, t, s, comp, i, _, dts, _, energy, buf, j, pending, dt_row = carry
+            state, dt, go, (reason, dt_next, rate) = integ.controlled_step(
                 state, t, coeffs, lambda r: self.choose(r, dt_band, remaining - s, dt_force), rate=want_rate)
+            buf = fill(buf, j, pending, dt_row, rate)  # the previous row's state is the one this step started from
             y = dt - comp  # Kahan: the elapsed time s keeps its rounding error, not n of them
             s_new = s + y
             comp = jnp.where(go, (s_new - s) - y, comp)
@@ -178,14 +192,17 @@ class Stepper:
                 reason = jnp.where(bad, NONFINITE, jnp.where(over, BOUND, reason))
             dts = jnp.where(go, dts.at[i].set(dt), dts)
             t, i = jnp.where(go, t + dt, t), i + go.astype(jnp.int32)
-            buf, j = record(buf, j, i, reason, go, state, t, dt)
-            return state, t, s, comp, i, reason, dts, dt_next, energy, buf, j
+            buf, j, kept = record(buf, j, i, reason, go, state, t, dt)
+            return state, t, s, comp, i, reason, dts, dt_next, energy, buf, j, kept, dt
 
-        zero = jnp.zeros((), real)
         start = (state, t, zero, zero, jnp.int32(0), jnp.int32(RAN), jnp.zeros((MAX_SEGMENT,), real), zero,
-                 jnp.full((), jnp.nan, real), jnp.zeros((MAX_ROWS if width else 0, width), pack), jnp.int32(0))
-        state, t, _, _, i, status, dts, dt_next, energy, buf, j = jax.lax.while_loop(
+                 jnp.full((), jnp.nan, real), jnp.zeros((MAX_ROWS if width else 0, width), pack), jnp.int32(0),
+                 jnp.array(False), zero)
+        state, t, _, _, i, status, dts, dt_next, energy, buf, j, pending, dt_row = jax.lax.while_loop(
             lambda cr: (cr[4] < n) & (cr[5] == RAN), body, start)
+        if later:  # the last row's CFL number: no step of this segment followed it
+            rate = jax.lax.cond(pending, lambda s: integ.first_stage_rate(s, t).astype(real), lambda s: zero, state)
+            buf = fill(buf, j, pending, dt_row, rate)
         if not c.energy_every_step:
             energy = eq.energy(state).astype(real)
         return state, t, i, status, dts, dt_next, energy, buf, j

@@ -34,7 +34,8 @@ class Equation(abc.ABC):
       arguments as :class:`Param` declarations), ``initial_conditions`` (name -> ``build(eq, **params)`` or
       :class:`InitialCondition` with declared parameters; the first is the default), ``ndims`` (grid
       dimensions it runs on, the first is the default), ``default_integrator``, ``spectrum_slope`` (power-law
-      guide of the spectrum plot, or None), ``plot_file``, ``energy_label`` (what :meth:`energy` is);
+      guide of the spectrum plot, or None), ``plot_file``, ``energy_label`` (what :meth:`energy` is),
+      ``cfl_diagnostic`` (the diagnostic that is ``dt * max_rate``, if any);
     - ``__init__(grid, **params)`` calls ``super().__init__(grid, **params)``, which checks every value
       against its declaration and stores it as an attribute (``self.nu``);
     - :meth:`linear` and :meth:`nonlinear` (required); :meth:`max_rate`, :meth:`diagnostics`, :meth:`energy`,
@@ -72,6 +73,9 @@ class Equation(abc.ABC):
     energy_label: ClassVar[str] = "energy E (mean square)"
     #: ``"diagonal"`` (:meth:`linear` is a diagonal ``L``) or ``"implicit"`` (:meth:`implicit_solve`)
     linear_form: ClassVar[str] = "diagonal"
+    #: the diagnostic that is the CFL number ``dt * max_rate(state)``, or None. A CFL run's rows take it from the
+    #: rate that the next step's first stage computes anyway, so the row transforms nothing for it.
+    cfl_diagnostic: ClassVar[str | None] = None
 
     def __init__(self, grid: Grid, **params: Any):
         """Store ``grid`` and every declared parameter (given or default) as an attribute.

@@ -50,6 +50,7 @@ class NavierStokes(VelocityEquation):
             eq.grid, seed=seed, k0=k0, energy=energy), ics.RANDOM_PARAMS, "random solenoidal field, E(k) peaked at k0"),
     }
     spectrum_slope = -5 / 3
+    cfl_diagnostic = "cfl"
     plot_file = "vorticity.png"
     #: 2 registers instead of RK4's 5: the lightest step (bytes per grid point) at the same order
     default_integrator = "lsrk4"

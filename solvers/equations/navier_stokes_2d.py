@@ -68,6 +68,7 @@ class NavierStokes2D(Equation):
     description = "2D incompressible Navier-Stokes, vorticity form (dealiased; Kolmogorov forcing, drag)"
     ndims = (2,)
     spectrum_slope = -3.0  # the enstrophy-cascade range
+    cfl_diagnostic = "cfl"
     energy_label = "kinetic energy E"
     parameters = (
         Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),

@@ -138,6 +138,13 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         n, r = self.equation.nonlinear_with_rate(y, t, reduce=reduce)
         return tree_add(apply_linear_lean(lin, y), n), r
 
+    def first_stage_rate(self, state: State, t: jax.Array) -> jax.Array:
+        """The advective rate of ``state`` as a step's first stage computes it for the CFL control: from the
+        nonlinear term's physical fields where the equation fuses them (the nonlinear term itself is left unused,
+        so XLA drops its forward transform), else :meth:`~solvers.Equation.max_rate`."""
+        eq = self.equation
+        return eq.nonlinear_with_rate(state, t)[1] if fuses_rate(eq) else eq.max_rate(state)
+
     def fixed_step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients = ()) -> State:
         """:meth:`step` of a scheme whose :meth:`controlled_step` runs :meth:`stage_loop`: the same loop with
         ``dt`` given (a static trip count), so the bare step and the driver's step are one implementation.

@@ -25,7 +25,7 @@ def _make(cls, mesh, integrator):
 
 
 def _cfl_stepper(eq, integ):  # the main job's CFL step program with its rows, as the run builds it
-    return _stepper(eq, integ, CFLStep(0.5), Recorder.detached(eq).row, math.inf)
+    return _stepper(eq, integ, CFLStep(0.5), Recorder.detached(eq), math.inf)
 
 
 @pytest.mark.parametrize("cls, integrator, shape", [

@@ -125,6 +125,29 @@ def test_first_stage_branch_holds_only_the_rate_reduction(meshes, equation):
     assert seen == len(branches) >= 2
 
 
+def test_rows_take_their_cfl_number_from_the_next_steps_rate(tmp_path, meshes):
+    """Under CFL control the diagnostics row transforms nothing for its CFL number: the next step's first stage
+    has the state's rate already, and the segment's last row gets it after the loop. In 2D (whose other
+    diagnostics are spectral) the row's branch holds no FFT and no all-to-all; the program holds one rate
+    computation more than the program without rows, outside the loop (its nonlinear term's inverse transform)."""
+    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
+    assert run.stepper.control.dt is None and run.stepper.cfl_position == run.record.names.index("cfl")
+    text = run.stepper.lower().compile().as_text()
+    plain = Stepper(run.integ, run.stepper.control).lower().compile().as_text()
+
+    def count(op, block):
+        return len(re.findall(rf" {op}(?:-start)?\(", block))
+
+    bodies = {block.strip().split(" ", 1)[0]: block for block in text.split("\n\n")}
+    branches = [re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0])
+                for line in text.splitlines() if " conditional(" in line]
+    with_fft = [b for pair in branches for b in pair if count("fft", bodies[b])]
+    assert len(branches) == 3 and len(with_fft) == 1  # the stage-0 reduction, the row, the last row's rate
+    assert count("fft", bodies[with_fft[0]]) == count("all-to-all", bodies[with_fft[0]]) > 0
+    for op in ("fft", "all-to-all"):
+        assert count(op, text) == count(op, plain) + count(op, bodies[with_fft[0]]), op
+
+
 def _run_of(tmp_path, meshes, **kw):
     from solvers import _run
 
@@ -156,10 +179,14 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
         assert rows.dts == plain.dts and rows.energy == plain.energy
         np.testing.assert_array_equal(np.asarray(rows.state), np.asarray(plain.state))
     assert [i for i, _ in rows.rows] == [1, 3, 4]
+    names = run.record.names
+    cfl = names.index(eq.cfl_diagnostic)
     for i, values in rows.rows:
         np.testing.assert_allclose(values, alone[i - 1], rtol=1e-12, atol=1e-300)
-    names = run.record.names
-    assert rows.rows[0][1].shape == (len(names) + grid.num_shells,) and rows.rows[0][1][names.index("cfl")] > 0
+        # the CFL number, from the next step's first-stage rate (rows 1, 3) or after the loop (row 4): the same
+        # number as the equation's own max_rate, to the last bit
+        assert values[cfl] == alone[i - 1][cfl] > 0
+    assert rows.rows[0][1].shape == (len(names) + grid.num_shells,)
     with pytest.raises(ValueError, match="overflows its row buffer"):
         st.run_segment(rows.state, 0.0, 0.0, st.row_limit(2) + 1, math.inf, math.inf, rows=(0, 2, False))
 
