@@ -10,7 +10,12 @@ Output is passed through as it comes, not line by line only: a partial line (a `
 with carriage returns) appears at once, prefixed, and a line of another rank never lands inside it. Gloo's
 connection chatter (``[Gloo] Rank 0 is connected to 3 peer ranks...``, printed by the C++ library on stdout for
 every communicator of multi-process CPU runs, with no logging switch of its own) is dropped unless
-``--verbose`` or ``XFFT_VERBOSE=1``.
+``--verbose`` or ``XFFT_VERBOSE=1``. Gloo's threads write that message one piece at a time, unsynchronised, so
+on a shared stdout its pieces can land inside the program's own lines; each rank therefore gets a second pipe
+for what native code writes to stdout (``XFFT_NATIVE_STDOUT_FD``), and :func:`xfft.distributed.initialize`
+moves file descriptor 1 onto it and Python's ``sys.stdout`` off it (:func:`split_native_stdout`): the
+program's lines and Gloo's never share a pipe. (Scripts that do not call ``initialize`` keep one stdout; the
+filter then removes the pieces it recognises.)
 
 Exit codes: 0 when every rank exits 0; the first failing rank's code (``128 + signal`` for a signal);
 124 when the deadline passes; 130 when interrupted.
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import io
 import os
 import queue
 import re
@@ -34,11 +40,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-__all__ = ["free_port", "launch", "main", "rank_env", "verbose_from_env"]
+__all__ = ["free_port", "launch", "main", "rank_env", "split_native_stdout", "verbose_from_env"]
 
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
 ENV_VERBOSE = "XFFT_VERBOSE"
+#: the file descriptor, in a rank, of its pipe for native code's stdout (see :func:`split_native_stdout`)
+ENV_NATIVE_FD = "XFFT_NATIVE_STDOUT_FD"
 
 # Gloo's connection message is written by several C++ threads, one ``<<`` at a time and unsynchronised, so the
 # pieces of two messages can interleave on one line ("[Gloo] Rank [Gloo] Rank 23 is connected to ..."): a line
@@ -77,6 +85,38 @@ def rank_env(rank: int, nprocs: int, coordinator: str, devices_per_process: int 
         ids = range(rank * devices_per_process, (rank + 1) * devices_per_process)
         env["XFFT_LOCAL_DEVICE_IDS"] = ",".join(map(str, ids))
     return env
+
+
+def split_native_stdout() -> bool:
+    """In a rank started by :func:`launch`: give native code's stdout (file descriptor 1, where Gloo's C++
+    threads write) the rank's second pipe (``XFFT_NATIVE_STDOUT_FD``), and keep Python's ``sys.stdout`` on the
+    original pipe through a duplicate of it. The launcher reads both and drops Gloo's lines from the second, so
+    no piece of Gloo's message can land inside a line the program prints.
+
+    :func:`xfft.distributed.initialize` calls it before Gloo starts; elsewhere (no such pipe: not launched by
+    :func:`launch`, or called twice) it does nothing. Subprocesses of the rank inherit file descriptor 1, so
+    their output goes through the launcher's Gloo filter too.
+
+    Returns:
+      True when stdout was split.
+    """
+    value = os.environ.pop(ENV_NATIVE_FD, None)
+    try:
+        fd = int(value) if value else -1
+        os.fstat(fd)
+    except (ValueError, OSError):
+        return False
+    old = sys.stdout
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        old.flush()
+    python_fd = os.dup(1)
+    os.dup2(fd, 1)
+    os.close(fd)
+    # As ``python -u`` makes it: unbuffered, every write passed through (progress bars stay live).
+    sys.stdout = io.TextIOWrapper(io.FileIO(python_fd, "w"), encoding=getattr(old, "encoding", None) or "utf-8",
+                                  errors=getattr(old, "errors", None) or "strict",
+                                  line_buffering=bool(getattr(old, "line_buffering", False)), write_through=True)
+    return True
 
 
 def _describe(code: int) -> str:
@@ -302,11 +342,21 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
 
     try:
         for rank in range(nprocs):
-            proc = subprocess.Popen(cmd, env=rank_env(rank, nprocs, coordinator, devices_per_process, platform, env),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True)
+            native_r, native_w = os.pipe()  # native code's stdout, apart from Python's (split_native_stdout)
+            try:
+                proc_env = rank_env(rank, nprocs, coordinator, devices_per_process, platform, env)
+                proc_env[ENV_NATIVE_FD] = str(native_w)
+                proc = subprocess.Popen(cmd, env=proc_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, start_new_session=True, pass_fds=(native_w,))
+            except BaseException:
+                os.close(native_r)
+                raise
+            finally:
+                os.close(native_w)
             procs.append(proc)
-            for stream, out, name in ((proc.stdout, stdout, "stdout"), (proc.stderr, stderr, "stderr")):
+            native = os.fdopen(native_r, "rb", buffering=0)
+            for stream, out, name in ((proc.stdout, stdout, "stdout"), (native, stdout, "stdout"),
+                                      (proc.stderr, stderr, "stderr")):
                 pump = _Pump(rank, out, name, lock, open_lines, quiet)
                 t = threading.Thread(target=pump.run, args=(stream,), daemon=True)
                 t.start()

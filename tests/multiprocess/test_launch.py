@@ -242,3 +242,37 @@ def test_real_two_process_run_prints_no_gloo_lines(tmp_path):
     assert "[Gloo]" not in quiet.out, quiet.out
     loud = _cli("-n", "2", "--timeout", "60", "--verbose", s)
     assert loud.code == 0 and "[Gloo] Rank" in loud.out, loud.out
+
+
+def test_native_stdout_never_lands_inside_the_programs_lines(tmp_path):
+    """Gloo's threads write their message piece by piece on file descriptor 1 while the program prints (a
+    rank's line once came out as ``[rank 3] 1LOADED True``, CI 2026-11-24): after ``initialize`` native stdout
+    has a pipe of its own, so every printed line arrives whole and Gloo's lines are dropped."""
+    s = _script(tmp_path, """
+        import threading
+        from xfft import distributed as xd
+        xd.initialize()
+        stop = threading.Event()
+
+        def gloo():  # a C++ thread's ``std::cout << ...``: one write per piece, on file descriptor 1
+            while not stop.is_set():
+                for piece in ("[Gloo] Rank ", str(rank), " is connected to ", "1", " peer ranks. ",
+                              "Expected number of connected peer ranks is : ", "1", "\\n"):
+                    os.write(1, piece.encode())
+
+        t = threading.Thread(target=gloo)
+        t.start()
+        for i in range(400):
+            print("line", i, 3 * i, "end")
+        stop.set()
+        t.join()
+        print("native split", os.environ.get("XFFT_NATIVE_STDOUT_FD"), sys.stdout.fileno() != 1)
+    """)
+    r = _cli("-n", "2", "--timeout", "60", s)
+    assert r.code == 0, r.out[-3000:]
+    for rank in range(2):
+        got = re.findall(rf"^\[rank {rank}\] line .*$", r.out, re.M)
+        assert got == [f"[rank {rank}] line {i} {3 * i} end" for i in range(400)], [
+            g for g in got if not re.fullmatch(r"\[rank \d\] line (\d+) (\d+) end", g)][:5]
+        assert f"[rank {rank}] native split None True" in r.out, r.out[-2000:]
+    assert "Gloo" not in r.out and "peer ranks" not in r.out, r.out[-2000:]

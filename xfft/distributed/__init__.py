@@ -23,7 +23,8 @@ device ever holds the global array; :func:`gather` and :func:`print0` are debugg
 Logs: Gloo, the CPU collectives library, prints a ``[Gloo] Rank 0 is connected to 3 peer ranks...`` line on
 stdout from C++ for every communicator of a multi-process CPU run (no log-level variable turns it off:
 ``TF_CPP_MIN_LOG_LEVEL``/``GLOG_minloglevel`` do not); ``python -m xfft.launch`` drops those lines unless
-``--verbose`` or ``XFFT_VERBOSE=1``.
+``--verbose`` or ``XFFT_VERBOSE=1``, and under it :func:`initialize` gives them a pipe apart from Python's
+``sys.stdout`` (:func:`xfft.launch.split_native_stdout`), so they never land inside a line the program prints.
 
 One module per job: :mod:`._detect` (which launcher, which rank), :mod:`._init` (``initialize`` and the
 fail-fast hooks), :mod:`._watchdog`, :mod:`._arrays` (building and gathering global arrays).

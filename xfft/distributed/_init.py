@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
+from ..launch import split_native_stdout
 from ._detect import ClusterSpec, _int, detect
 
 #: Defaults of :func:`initialize` (seconds; JAX's own are 300 / 100 / 300). The environment variables
@@ -108,6 +109,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     if spec.cpu_devices is not None:
         jax.config.update("jax_num_cpu_devices", spec.cpu_devices)
     if spec.multi_process:
+        # Gloo's C++ threads print their connection lines on stdout, piece by piece: under xfft.launch they
+        # get a pipe of their own, so they cannot land inside the program's lines.
+        split_native_stdout()
         jax.distributed.initialize(
             coordinator_address=spec.coordinator_address, num_processes=spec.num_processes,
             process_id=spec.process_id,
