@@ -145,7 +145,9 @@ class Stepper:
         count (``step0`` before the segment) to a multiple of ``every``, or after the ``n``-th step where
         ``last``, the diagnostics row of the new state (at the device's time and that step's dt) is computed in a
         ``lax.cond`` and kept, with the step's index in the segment (1-based) first; a step that failed the
-        blow-up check gets none. At most ``MAX_ROWS`` rows: ``n`` at most :meth:`row_limit`.
+        blow-up check gets none. At most ``MAX_ROWS`` rows: ``n`` at most :meth:`row_limit`. Under CFL control
+        a row's CFL number (``cfl_position``) is left out of that computation and filled in by the next step,
+        from its first stage's rate of the same state (``fill``); the last row's after the loop.
 
         Returns ``(state, t, steps, status, dts, dt_next, energy, rows, count)`` (``rows`` an empty buffer
         without rows).
