@@ -17,6 +17,11 @@ moves file descriptor 1 onto it and Python's ``sys.stdout`` off it (:func:`split
 program's lines and Gloo's never share a pipe. (Scripts that do not call ``initialize`` keep one stdout; the
 filter then removes the pieces it recognises.)
 
+GPUs: ``--platform gpu --devices-per-process k`` gives rank r the GPUs ``[r k, (r + 1) k)``;
+``--ranks-per-gpu R`` lets R consecutive ranks share them (NCCL 2.30 and later allow several ranks per GPU), so
+the multi-process NCCL path runs on a machine with one GPU: ``python -m xfft.launch -n 2 --platform gpu
+--ranks-per-gpu 2 slurm/xfft_check.py``.
+
 Exit codes: 0 when every rank exits 0; the first failing rank's code (``128 + signal`` for a signal);
 124 when the deadline passes; 130 when interrupted.
 """
@@ -65,12 +70,16 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def rank_env(rank: int, nprocs: int, coordinator: str, devices_per_process: int | None, platform: str,
-             base: Mapping[str, str] | None = None) -> dict[str, str]:
+             base: Mapping[str, str] | None = None, ranks_per_gpu: int = 1) -> dict[str, str]:
     """Environment of rank ``rank``: ``base`` plus the ``XFFT_*`` variables for :func:`xfft.distributed.initialize`.
 
     On ``platform="cpu"`` each process gets ``devices_per_process`` CPU devices (``XFFT_CPU_DEVICES`` and the
     matching ``--xla_force_host_platform_device_count`` for scripts that call ``jax.distributed`` directly);
-    on ``"gpu"`` it gets the GPUs ``[rank * k, (rank + 1) * k)`` (``XFFT_LOCAL_DEVICE_IDS``).
+    on ``"gpu"`` it gets the GPUs ``[g * k, (g + 1) * k)`` (``XFFT_LOCAL_DEVICE_IDS``) with ``g = rank //
+    ranks_per_gpu``: with ``ranks_per_gpu`` R > 1, R consecutive ranks share their GPUs (NCCL 2.30 and later
+    allow several ranks per GPU), and each rank's JAX takes ``0.9 / R`` of the GPU's memory
+    (``XLA_PYTHON_CLIENT_MEM_FRACTION``, unless ``base`` sets it or turns preallocation off) instead of JAX's
+    75%, which only one process could have.
     """
     env = dict(os.environ if base is None else base)
     env.update(XFFT_COORDINATOR_ADDRESS=coordinator, XFFT_NUM_PROCESSES=str(nprocs), XFFT_PROCESS_ID=str(rank),
@@ -82,8 +91,12 @@ def rank_env(rank: int, nprocs: int, coordinator: str, devices_per_process: int 
             flags = re.sub(r"--xla_force_host_platform_device_count=\S*", "", env.get("XLA_FLAGS", "")).split()
             env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={devices_per_process}"])
     elif platform == "gpu" and devices_per_process is not None:
-        ids = range(rank * devices_per_process, (rank + 1) * devices_per_process)
+        group = rank // ranks_per_gpu
+        ids = range(group * devices_per_process, (group + 1) * devices_per_process)
         env["XFFT_LOCAL_DEVICE_IDS"] = ",".join(map(str, ids))
+        if ranks_per_gpu > 1 and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in env and \
+                env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "").lower() not in ("false", "0"):
+            env["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{0.9 / ranks_per_gpu:.4g}"
     return env
 
 
@@ -277,7 +290,7 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
 def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_per_process: int | None = 1,
            timeout: float = 600.0, module: bool = False, platform: str = "cpu", python: str | None = None,
            env: Mapping[str, str] | None = None, grace_s: float = 1.0, stdout: IO[str] | None = None,
-           stderr: IO[str] | None = None, verbose: bool | None = None) -> int:
+           stderr: IO[str] | None = None, verbose: bool | None = None, ranks_per_gpu: int = 1) -> int:
     """Run ``nprocs`` processes of ``script`` on this machine and return the run's exit code.
 
     Args:
@@ -295,6 +308,8 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
       stdout, stderr: where the prefixed output goes (default: the current ``sys.stdout``/``sys.stderr``,
         so it works in notebooks). It is passed through as it arrives, partial lines included.
       verbose: keep Gloo's connection chatter (default: ``XFFT_VERBOSE`` of ``env``; off).
+      ranks_per_gpu: ranks that share each GPU (``platform="gpu"``; see :func:`rank_env`), for example 2 to
+        run the multi-process NCCL path on a machine with one GPU.
 
     Returns:
       0 if every rank exited 0; else the first failing rank's exit status (``128 + signal`` for a
@@ -308,6 +323,11 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
     if devices_per_process is not None and (isinstance(devices_per_process, bool)
                                             or not isinstance(devices_per_process, int) or devices_per_process < 1):
         raise ValueError(f"devices_per_process must be a positive int or None, got {devices_per_process!r}")
+    if isinstance(ranks_per_gpu, bool) or not isinstance(ranks_per_gpu, int) or ranks_per_gpu < 1:
+        raise ValueError(f"ranks_per_gpu must be a positive int, got {ranks_per_gpu!r}")
+    if ranks_per_gpu > 1 and (platform != "gpu" or devices_per_process is None):
+        raise ValueError(f"ranks_per_gpu={ranks_per_gpu} needs platform='gpu' and a devices_per_process (the GPUs "
+                         f"the ranks share), got platform={platform!r}, devices_per_process={devices_per_process!r}")
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if platform not in ("cpu", "gpu", "any"):
@@ -344,7 +364,7 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
         for rank in range(nprocs):
             native_r, native_w = os.pipe()  # native code's stdout, apart from Python's (split_native_stdout)
             try:
-                proc_env = rank_env(rank, nprocs, coordinator, devices_per_process, platform, env)
+                proc_env = rank_env(rank, nprocs, coordinator, devices_per_process, platform, env, ranks_per_gpu)
                 proc_env[ENV_NATIVE_FD] = str(native_w)
                 proc = subprocess.Popen(cmd, env=proc_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, start_new_session=True, pass_fds=(native_w,))
@@ -432,6 +452,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="hard deadline in seconds for the whole run (default 600); exit code 124")
     p.add_argument("--platform", choices=("cpu", "gpu", "any"), default="cpu",
                    help="cpu (default: JAX_PLATFORMS=cpu), gpu, or any (leave the platform alone)")
+    p.add_argument("--ranks-per-gpu", type=int, default=1,
+                   help="with --platform gpu: this many consecutive ranks share each GPU (NCCL 2.30 and later), "
+                        "each with 0.9/R of its memory (default 1)")
     p.add_argument("-m", dest="module", action="store_true", help="run a module (python -m) instead of a script")
     p.add_argument("--verbose", action="store_true",
                    help=f"keep the runtime's chatter (Gloo's connection lines); also {ENV_VERBOSE}=1")
@@ -448,7 +471,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         return launch(ns.script, ns.args, nprocs=ns.nprocs, devices_per_process=ns.devices_per_process,
-                      timeout=ns.timeout, module=ns.module, platform=ns.platform, verbose=ns.verbose or None)
+                      timeout=ns.timeout, module=ns.module, platform=ns.platform, verbose=ns.verbose or None,
+                      ranks_per_gpu=ns.ranks_per_gpu)
     except (TypeError, ValueError) as e:
         print(f"xfft.launch: error: {e}", file=sys.stderr)
         return 2

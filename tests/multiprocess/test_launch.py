@@ -124,6 +124,32 @@ def test_bad_arguments(tmp_path):
     assert xl.main([str(tmp_path / "missing.py")]) == 2
     env = xl.rank_env(1, 2, "127.0.0.1:1", 2, "gpu", base={})
     assert env["XFFT_LOCAL_DEVICE_IDS"] == "2,3" and "JAX_PLATFORMS" not in env
+    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" not in env
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="ranks_per_gpu"):
+            xl.launch(__file__, platform="gpu", ranks_per_gpu=bad)
+    with pytest.raises(ValueError, match="ranks_per_gpu=2 needs platform='gpu'"):
+        xl.launch(__file__, ranks_per_gpu=2)
+    with pytest.raises(ValueError, match="devices_per_process"):
+        xl.launch(__file__, platform="gpu", devices_per_process=None, ranks_per_gpu=2)
+    assert xl.main(["--ranks-per-gpu", "2", __file__]) == 2  # on the CPU platform
+
+
+def test_ranks_can_share_a_gpu():
+    """``ranks_per_gpu``: consecutive ranks get the same GPUs and a share of their memory (the NCCL path on a
+    machine with one GPU; NCCL 2.30 and later allow several ranks per GPU)."""
+    envs = [xl.rank_env(r, 4, "127.0.0.1:1", 1, "gpu", base={}, ranks_per_gpu=2) for r in range(4)]
+    assert [e["XFFT_LOCAL_DEVICE_IDS"] for e in envs] == ["0", "0", "1", "1"]
+    assert {e["XLA_PYTHON_CLIENT_MEM_FRACTION"] for e in envs} == {"0.45"}
+    two = [xl.rank_env(r, 3, "127.0.0.1:1", 2, "gpu", base={}, ranks_per_gpu=3)["XFFT_LOCAL_DEVICE_IDS"]
+           for r in range(3)]
+    assert two == ["0,1"] * 3
+    kept = xl.rank_env(1, 2, "127.0.0.1:1", 1, "gpu", base={"XLA_PYTHON_CLIENT_MEM_FRACTION": ".3"},
+                       ranks_per_gpu=2)
+    assert kept["XLA_PYTHON_CLIENT_MEM_FRACTION"] == ".3"  # the user's choice stands
+    grow = xl.rank_env(1, 2, "127.0.0.1:1", 1, "gpu", base={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"},
+                       ranks_per_gpu=2)
+    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" not in grow  # no preallocation: nothing to share out
 
 
 def test_python_api_default_streams_follow_sys_stdout_and_stderr(tmp_path, capsys):
