@@ -38,6 +38,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -50,7 +51,8 @@ __all__ = ["free_port", "launch", "main", "rank_env", "split_native_stdout", "ve
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
 ENV_VERBOSE = "XFFT_VERBOSE"
-#: the file descriptor, in a rank, of its pipe for native code's stdout (see :func:`split_native_stdout`)
+#: ``"fd:pid"``: the file descriptor, in a rank, of its pipe for native code's stdout, and the launcher's process
+#: id (see :func:`split_native_stdout`)
 ENV_NATIVE_FD = "XFFT_NATIVE_STDOUT_FD"
 
 # Gloo's connection message is written by several C++ threads, one ``<<`` at a time and unsynchronised, so the
@@ -106,8 +108,10 @@ def split_native_stdout() -> bool:
     original pipe through a duplicate of it. The launcher reads both and drops Gloo's lines from the second, so
     no piece of Gloo's message can land inside a line the program prints.
 
-    :func:`xfft.distributed.initialize` calls it before Gloo starts; elsewhere (no such pipe: not launched by
-    :func:`launch`, or called twice) it does nothing. Subprocesses of the rank inherit file descriptor 1, so
+    :func:`xfft.distributed.initialize` calls it before Gloo starts; elsewhere it does nothing: not launched by
+    :func:`launch`, called twice, or in a process the launcher did not start itself (a rank's own subprocess
+    inherits the variable, but the descriptor number is not its pipe there: the launcher's process id must be
+    this process's parent, and the descriptor a pipe). Subprocesses of the rank inherit file descriptor 1, so
     their output goes through the launcher's Gloo filter too.
 
     Returns:
@@ -115,8 +119,9 @@ def split_native_stdout() -> bool:
     """
     value = os.environ.pop(ENV_NATIVE_FD, None)
     try:
-        fd = int(value) if value else -1
-        os.fstat(fd)
+        fd, launcher = (int(v) for v in (value or "").split(":"))
+        if launcher != os.getppid() or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
     except (ValueError, OSError):
         return False
     old = sys.stdout
@@ -365,7 +370,7 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
             native_r, native_w = os.pipe()  # native code's stdout, apart from Python's (split_native_stdout)
             try:
                 proc_env = rank_env(rank, nprocs, coordinator, devices_per_process, platform, env, ranks_per_gpu)
-                proc_env[ENV_NATIVE_FD] = str(native_w)
+                proc_env[ENV_NATIVE_FD] = f"{native_w}:{os.getpid()}"
                 proc = subprocess.Popen(cmd, env=proc_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, start_new_session=True, pass_fds=(native_w,))
             except BaseException:

@@ -270,6 +270,24 @@ def test_real_two_process_run_prints_no_gloo_lines(tmp_path):
     assert loud.code == 0 and "[Gloo] Rank" in loud.out, loud.out
 
 
+def test_native_stdout_split_only_in_a_rank_the_launcher_started(tmp_path, monkeypatch):
+    """A rank's own subprocess inherits ``XFFT_NATIVE_STDOUT_FD`` but not the pipe behind it: the split is
+    refused unless the launcher is this process's parent and the descriptor is a pipe (nothing is touched)."""
+    r, w = os.pipe()
+    try:
+        with open(tmp_path / "f", "w") as f:
+            for value in (f"{w}:{os.getppid() + 1}",  # a pipe, but not from our parent
+                          f"{f.fileno()}:{os.getppid()}",  # our parent's number, but a regular file
+                          f"{w}", "x:1", ""):
+                monkeypatch.setenv(xl.ENV_NATIVE_FD, value)
+                stdout = sys.stdout
+                assert xl.split_native_stdout() is False and sys.stdout is stdout, value
+                assert xl.ENV_NATIVE_FD not in os.environ  # consumed: a second call sees nothing
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_native_stdout_never_lands_inside_the_programs_lines(tmp_path):
     """Gloo's threads write their message piece by piece on file descriptor 1 while the program prints (a
     rank's line once came out as ``[rank 3] 1LOADED True``, CI 2026-11-24): after ``initialize`` native stdout
