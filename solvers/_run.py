@@ -216,8 +216,9 @@ def _check_memory(cfg: RunConfig, res: Resolved, mesh, always: bool = False,
     if not always and _memory.trivially_fits(shape, mesh.size, pool):
         return None
 
-    def make(shape):
-        eq = res.cls(_grid(cfg, res, shape, mesh), **res.eq_params)
+    def make(probe):
+        eq = res.cls(_grid(cfg, res, probe, mesh), **res.eq_params)
+        eq.probe_for(shape)  # the run's programs, not the probe grid's own
         return eq, INTEGRATORS[res.integrator](eq)
 
     def stepper(eq, integ):  # the run's step program, with its dt control and diagnostics rows

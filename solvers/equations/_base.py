@@ -288,6 +288,22 @@ class Equation(abc.ABC):
         (the driver's step computes it in the first stage only)."""
         return False
 
+    _run_points: tuple[int, ...] | None = None
+
+    def probe_for(self, points: tuple[int, ...]) -> None:
+        """Build the programs of a run on ``points`` rather than those of this equation's own grid.
+
+        The memory check compiles the run's programs on a small probe grid and scales their bytes per point to
+        the run's grid; an equation whose programs depend on the grid's size (the batched transforms of
+        :meth:`~solvers.equations._velocity.VelocityEquation.lamb_hat`) chooses them by :attr:`run_points`."""
+        self._run_points = tuple(int(n) for n in points)
+
+    @property
+    def run_points(self) -> tuple[int, ...]:
+        """The points of the run whose programs this equation builds: its grid's, or those given to
+        :meth:`probe_for`."""
+        return self._run_points if self._run_points is not None else tuple(self.grid.shape)
+
     def diagnostics(self, state: State, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         """Scalar diagnostics (replicated 0-d arrays, computed by sharded reductions); default: ``energy``.
 

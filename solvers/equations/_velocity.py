@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import jax
@@ -23,6 +24,21 @@ class VelocityEquation(Equation):
 
     nu: float
     energy_label = "kinetic energy E"
+    #: points per device up to which :meth:`lamb_hat` moves ``u`` and ``omega`` in one batched transform and
+    #: ``u x omega`` back in another, on a mesh of more than one device (0: never). Measured 2026-11-24, 8 CPU
+    #: devices, float32, LSRK4 step: 8.6 against 18.4 ms at 32^3 (4096 points per device), 51.9 against 58.9 at
+    #: 64^3 (32768), but 226 against 192 at 96^3 and 598 against 534 at 128^3; on one device no faster (8.4
+    #: against 8.1 ms at 32^3). The batched form holds 89 bytes per point against 72 (64^3, not donated), which
+    #: only large grids feel, and those take the scalar transforms.
+    batched_points_per_device = 2 ** 15
+
+    def batched_transforms(self) -> bool:
+        """True where :meth:`lamb_hat` takes the batched transforms (see :attr:`batched_points_per_device`):
+        on a mesh of several devices and at most that many points per device of the run's grid
+        (:attr:`~solvers.Equation.run_points`). Both forms give the same numbers to rounding (float64: a few
+        1e-15 relative; the batched FFTs may round differently)."""
+        g = self.grid
+        return g.mesh.size > 1 and math.prod(self.run_points) <= self.batched_points_per_device * g.mesh.size
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid
@@ -37,13 +53,17 @@ class VelocityEquation(Equation):
         return uw[:3], cross(uw[:3], uw[3:])
 
     def lamb_hat(self, u_hat: jax.Array, rate: bool | Callable = False) -> jax.Array | tuple[jax.Array, jax.Array]:
-        """Dealiased spectrum of the Lamb vector ``u x omega``, with few full fields alive at once.
+        """Dealiased spectrum of the Lamb vector ``u x omega``.
 
-        Nine scalar transforms (6 inverse, 3 forward) in an order that frees each physical field as soon as its
-        last product is formed (at most 5 physical scalar fields are needed at once, where one batched transform
-        of ``u`` and ``omega`` holds 9 and the work buffers of 6). XLA's CPU scheduler still runs independent
-        transforms side by side; forcing this order by data dependencies saved 4 more bytes per point but cost
-        75% of the step time on 8 CPU devices, so it is not done.
+        Large grids (and one device): nine scalar transforms (6 inverse, 3 forward) in an order that frees each
+        physical field as soon as its last product is formed (at most 5 physical scalar fields are needed at
+        once, where one batched transform of ``u`` and ``omega`` holds 9 and the work buffers of 6). XLA's CPU
+        scheduler still runs independent transforms side by side; forcing this order by data dependencies saved
+        4 more bytes per point but cost 75% of the step time on 8 CPU devices, so it is not done.
+
+        Small blocks on several devices (:meth:`batched_transforms`): one batched inverse transform of ``u`` and
+        ``omega`` and one batched forward transform of ``u x omega``, so 2 all-to-alls instead of 9 (where the
+        exchanges' latency, not the data, sets the step's time); the same numbers to rounding.
 
         Args:
           u_hat: velocity spectrum ``(3,) + grid.spectral_shape``, ``grid.spectral_sharding(1)``.
@@ -56,10 +76,15 @@ class VelocityEquation(Equation):
           ``(3,) + grid.spectral_shape``, same sharding (and the rate, replicated, if ``rate``).
         """
         g = self.grid
+        hx, hy, hz = g.spacing
+        reduce = (rate if callable(rate) else jnp.max) if rate else None
+        if self.batched_transforms():
+            u, lamb = self.velocity_and_lamb(u_hat)
+            out = g.from_physical(lamb)
+            return out if not rate else (out, reduce(jnp.abs(u[0]) / hx + jnp.abs(u[1]) / hy + jnp.abs(u[2]) / hz))
         kx, ky, kz = g.k
         phys = g.to_physical
         ux, uy = phys(u_hat[0]), phys(u_hat[1])
-        hx, hy, hz = g.spacing
         partial = jnp.abs(ux) / hx + jnp.abs(uy) / hy if rate else None
         wz = phys(times_i(rmul(kx, u_hat[1]) - rmul(ky, u_hat[0])))
         lx, ly = uy * wz, -(ux * wz)
@@ -71,10 +96,7 @@ class VelocityEquation(Equation):
         ly_hat = g.from_physical(ly + uz * wx)
         lz_hat = g.from_physical(lz - uy * wx)
         out = jnp.stack([lx_hat, ly_hat, lz_hat])
-        if not rate:
-            return out
-        reduce = rate if callable(rate) else jnp.max
-        return out, reduce(partial + jnp.abs(uz) / hz)
+        return out if not rate else (out, reduce(partial + jnp.abs(uz) / hz))
 
     def fuses_rate(self) -> bool:
         return self.grid.dealias_rule != "3/2"

@@ -17,7 +17,8 @@ class NavierStokes(VelocityEquation):
 
     Rotational form with the Leray projector ``P`` (the pressure never appears); the components of ``u`` and
     ``omega`` go to physical space one at a time and ``u x omega`` comes back one component at a time (9 scalar
-    3D transforms per nonlinear evaluation, ordered so that few full fields are alive: see
+    3D transforms per nonlinear evaluation, ordered so that few full fields are alive), except on small blocks
+    of several devices, where two batched transforms take fewer exchanges (see
     :meth:`~solvers.equations._velocity.VelocityEquation.lamb_hat`). Products are dealiased by the grid's rule
     (2/3 truncation or 3/2 padding).
 
