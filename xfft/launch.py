@@ -83,6 +83,7 @@ def rank_env(rank: int, nprocs: int, coordinator: str, devices_per_process: int 
     (``XLA_PYTHON_CLIENT_MEM_FRACTION``, unless ``base`` sets it or turns preallocation off) instead of JAX's
     75%, which only one process could have.
     """
+    _check_ranks_per_gpu(ranks_per_gpu, platform, devices_per_process)
     env = dict(os.environ if base is None else base)
     env.update(XFFT_COORDINATOR_ADDRESS=coordinator, XFFT_NUM_PROCESSES=str(nprocs), XFFT_PROCESS_ID=str(rank),
                XFFT_LAUNCHED="1", PYTHONUNBUFFERED="1")
@@ -100,6 +101,16 @@ def rank_env(rank: int, nprocs: int, coordinator: str, devices_per_process: int 
                 env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "").lower() not in ("false", "0"):
             env["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{0.9 / ranks_per_gpu:.4g}"
     return env
+
+
+def _check_ranks_per_gpu(ranks_per_gpu: object, platform: str, devices_per_process: int | None) -> None:
+    """ValueError naming ``ranks_per_gpu`` unless it is a positive int (above 1 only on ``platform="gpu"`` with a
+    ``devices_per_process``: the GPUs the ranks share)."""
+    if isinstance(ranks_per_gpu, bool) or not isinstance(ranks_per_gpu, int) or ranks_per_gpu < 1:
+        raise ValueError(f"ranks_per_gpu must be a positive int, got {ranks_per_gpu!r}")
+    if ranks_per_gpu > 1 and (platform != "gpu" or devices_per_process is None):
+        raise ValueError(f"ranks_per_gpu={ranks_per_gpu} needs platform='gpu' and a devices_per_process (the GPUs "
+                         f"the ranks share), got platform={platform!r}, devices_per_process={devices_per_process!r}")
 
 
 def split_native_stdout() -> bool:
@@ -328,11 +339,7 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
     if devices_per_process is not None and (isinstance(devices_per_process, bool)
                                             or not isinstance(devices_per_process, int) or devices_per_process < 1):
         raise ValueError(f"devices_per_process must be a positive int or None, got {devices_per_process!r}")
-    if isinstance(ranks_per_gpu, bool) or not isinstance(ranks_per_gpu, int) or ranks_per_gpu < 1:
-        raise ValueError(f"ranks_per_gpu must be a positive int, got {ranks_per_gpu!r}")
-    if ranks_per_gpu > 1 and (platform != "gpu" or devices_per_process is None):
-        raise ValueError(f"ranks_per_gpu={ranks_per_gpu} needs platform='gpu' and a devices_per_process (the GPUs "
-                         f"the ranks share), got platform={platform!r}, devices_per_process={devices_per_process!r}")
+    _check_ranks_per_gpu(ranks_per_gpu, platform, devices_per_process)
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if platform not in ("cpu", "gpu", "any"):

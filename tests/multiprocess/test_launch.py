@@ -133,6 +133,9 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="devices_per_process"):
         xl.launch(__file__, platform="gpu", devices_per_process=None, ranks_per_gpu=2)
     assert xl.main(["--ranks-per-gpu", "2", __file__]) == 2  # on the CPU platform
+    for bad in (0, "2"):  # rank_env, public too, checks it itself (0 divided the rank before)
+        with pytest.raises(ValueError, match="ranks_per_gpu"):
+            xl.rank_env(0, 2, "127.0.0.1:1", 1, "gpu", base={}, ranks_per_gpu=bad)
 
 
 def test_ranks_can_share_a_gpu():
