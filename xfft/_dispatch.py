@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from ._order import check_order, transposed_spectrum
 from ._validate import real_shape
 from .backends import Backend, select
+from .backends.native import NativeBackend
 
 
 def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backend: str | Backend | None,
-            order: str, kinds: tuple[str, ...] | None = None) -> jax.Array:
+            order: str, kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None):
     """Forward transform of a checked array (dtype already set) over checked ``axes``.
 
     Args:
       x, axes, norm, real: the array, its transformed axes (the half axis last if ``real``), the normalization.
       backend, order: as every public transform takes them (``order`` is checked here).
       kinds: one kind per axis of ``axes`` when some are DCT/DST (:data:`xfft.R2R_KINDS`), else None.
+      max_of: a checked real array of ``x``'s trailing shape, or None: also return its maximum, carried in the
+        transform's exchanges by the native backend, a separate reduction with any other.
 
     Returns:
-      The backend's result (the spectral layout; axes permuted for ``order="transposed"``).
+      The backend's result (the spectral layout; axes permuted for ``order="transposed"``); with ``max_of``,
+      ``(result, maximum)``.
     """
     order = check_order(order)
     b, keywords = select(backend, order=order, kinds=kinds)
-    return b.forward(x, axes, norm, real, **keywords)
+    if max_of is None:
+        return b.forward(x, axes, norm, real, **keywords)
+    if isinstance(b, NativeBackend):
+        return b.forward(x, axes, norm, real, max_of=max_of, **keywords)
+    return b.forward(x, axes, norm, real, **keywords), jnp.max(max_of)
 
 
 def inverse(k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, s: tuple[int, ...] | None, name: str, *,

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import _dispatch
@@ -48,12 +49,27 @@ def _positional_s(old: tuple[str, ...], new_count: int) -> Callable[[F], F]:
 
 
 def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, name: str,
-             backend: str | Backend | None, order: str) -> jax.Array:
+             backend: str | Backend | None, order: str, max_of: Any = None):
     x = as_array(x)
     norm = check_norm(norm)
     ax = normalize_axes(x, ndim, axes, name)
     x = x.astype(transform_dtype(x, name, real))
-    return _dispatch.forward(x, ax, norm, real, backend=backend, order=order)
+    if max_of is not None:
+        max_of = _check_max_of(max_of, x, name)
+    return _dispatch.forward(x, ax, norm, real, backend=backend, order=order, max_of=max_of)
+
+
+def _check_max_of(m: Any, x: jax.Array, name: str) -> jax.Array:
+    """``max_of`` as an array: real floating point, of ``x``'s trailing shape."""
+    m = as_array(m, "max_of")
+    if not jnp.issubdtype(m.dtype, jnp.floating):
+        raise TypeError(f"{name}: max_of must be a real floating-point array, got dtype {m.dtype}")
+    if m.ndim > x.ndim or tuple(m.shape) != tuple(x.shape[x.ndim - m.ndim:]):
+        raise ValueError(f"{name}: max_of must have a trailing part of x's shape {tuple(x.shape)} (e.g. "
+                         f"{tuple(x.shape[1:]) or tuple(x.shape)}); got shape {tuple(m.shape)}")
+    if m.size == 0:
+        raise ValueError(f"{name}: max_of is empty (shape {tuple(m.shape)}): it has no maximum")
+    return m
 
 
 def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, s: Any,
@@ -67,7 +83,7 @@ def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
 
 def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
           norm: str | None = "backward", *, backend: str | Backend | None = None,
-          order: str = "natural") -> jax.Array:
+          order: str = "natural", max_of: jax.Array | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Distributed complex FFT over ``ndim`` trailing axes (or ``axes``); leading axes are batch axes.
 
     Args:
@@ -84,18 +100,26 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
         says which original axis each spectrum axis is, and :func:`xfft.wavenumbers` and
         :func:`xfft.spectral_sharding` take the same ``order``. Backends without it fall back to native with
         a one-time :class:`xfft.BackendFallbackWarning` (strict backends raise ``NotImplementedError``).
+      max_of: (keyword) a real array of ``x``'s trailing shape (laid out as those axes of ``x``), e.g. a CFL rate
+        field beside the field it transforms: also return its maximum, replicated. The native backend carries
+        each device's maximum in the transform's own all-to-alls (one more element per exchanged block), so it
+        costs no collective of its own; where the transform has no exchange across some mesh axis (one device,
+        no move), and with other backends, it is one ``jnp.max``.
 
     Returns:
       The spectrum, complex dtype, with index ``[..., i, j, k]`` the wavenumber ``(kx[i], ky[j], kz[k])`` in
       natural order (same shape as ``x``). Sharding: the spectral layout reached after the fewest all-to-alls
       (slab ``P('x')`` -> ``P(None, 'x')``, pencil ``P('x', 'y')`` -> ``P(None, 'x', 'y')``); see
       :func:`xfft.spectral_sharding`. In ``"transposed"`` order the axes (shape and sharding) are permuted.
+      With ``max_of``: ``(spectrum, maximum)``, the maximum a replicated scalar of ``max_of``'s dtype.
 
     Raises:
-      TypeError: ``x`` is not an array, or has an integer/bool dtype; ``axes`` is not a sequence of ints.
-      ValueError: bad ``ndim``/``axes``/``norm``/``order``, or a sharding with no even plan.
+      TypeError: ``x`` is not an array, or has an integer/bool dtype; ``axes`` is not a sequence of ints;
+        ``max_of`` is not real floating point.
+      ValueError: bad ``ndim``/``axes``/``norm``/``order``, or a sharding with no even plan; ``max_of`` empty or
+        not of ``x``'s trailing shape.
     """
-    return _forward(x, ndim, axes, norm, False, "xfftn", backend, order)
+    return _forward(x, ndim, axes, norm, False, "xfftn", backend, order, max_of)
 
 
 def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
@@ -122,13 +146,14 @@ def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *, backend: str | Backend | None = None,
-           order: str = "natural") -> jax.Array:
+           order: str = "natural", max_of: jax.Array | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Distributed real-to-complex FFT; the last transformed axis keeps ``n // 2 + 1`` coefficients.
 
-    Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the arguments,
-    sharding rules and errors of :func:`xfftn`. ``x`` must be real floating point (``TypeError`` otherwise).
+    Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the arguments
+    (``max_of`` included), sharding rules and errors of :func:`xfftn`. ``x`` must be real floating point
+    (``TypeError`` otherwise).
     """
-    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order)
+    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, max_of)
 
 
 @_positional_s(("s", "ndim", "axes", "norm"), 3)

@@ -22,6 +22,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from ._layout import DCT_DST_KINDS, Layout, MeshSizes, Move, Plan, Resize, layout_to_spec, spec_to_layout
 from ._lower import Program, TrailingFft, Transpose, lower_plan
@@ -69,7 +70,9 @@ def input_layout(pl: Placement, shape: tuple[int, ...], axes: tuple[int, ...], r
     return guess_layout(shape, axes, pl.mesh_sizes, real)
 
 
-def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int]) -> jax.Array:
+def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int], side: jax.Array | None = None):
+    """The all-to-all of ``step``; with ``side`` (a local real scalar) returns ``(x, max of side over the move's
+    devices)``, the scalars carried in the same exchange (:func:`_exchange_with_side`)."""
     p = 1
     for a in step.mesh_axes:
         p *= sizes[a]
@@ -79,10 +82,39 @@ def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int]) -> jax.Array:
         widths[step.dst] = (0, p - n % p)
         x = jnp.pad(x, widths)
     name = step.mesh_axes[0] if len(step.mesh_axes) == 1 else step.mesh_axes
-    x = jax.lax.all_to_all(x, name, step.dst, step.src, tiled=True)
+    if side is None:
+        x = jax.lax.all_to_all(x, name, step.dst, step.src, tiled=True)
+    else:
+        x, side = _exchange_with_side(x, side, name, p, step.dst, step.src)
     if x.shape[step.src] != step.src_len:
         x = jax.lax.slice_in_dim(x, 0, step.src_len, axis=step.src)
-    return x
+    return x if side is None else (x, side)
+
+
+def _exchange_with_side(x: jax.Array, side: jax.Array, name, p: int, dst: int, src: int):
+    """``all_to_all(x, name, dst, src, tiled=True)`` carrying one scalar per device: ``x`` is padded by one entry
+    holding ``side`` along its longest axis that is neither exchanged nor gathered (or, without one as long as
+    a block, one entry at the end of every block of ``dst``), so each device receives the ``p`` scalars of its
+    group with the data and takes their maximum. One exchange instead of an all-to-all and an all-reduce, for
+    ``1/n`` more data and one padded copy of the block (on 8 CPU devices: about 3% faster for a 32^3 Navier-Stokes
+    step, where the 17-long axis takes the entry; no faster in 2D at 256^2, where each block of 17 rows takes one,
+    2026-11-24). ``side`` travels in ``x``'s dtype (its real part), so it must not be wider."""
+    tag = side.astype(x.dtype)
+    block = x.shape[dst] // p
+    others = [a for a in range(x.ndim) if a not in (dst, src)]
+    along = max(others, key=lambda a: x.shape[a], default=None)
+    if along is not None and x.shape[along] >= block:
+        n = x.shape[along]
+        widths = [(0, 1 if a == along else 0, 0) for a in range(x.ndim)]
+        y = jax.lax.all_to_all(jax.lax.pad(x, tag, widths), name, dst, src, tiled=True)
+        side = jnp.max(jnp.real(jax.lax.slice_in_dim(y, n, n + 1, axis=along)))
+        return jax.lax.slice_in_dim(y, 0, n, axis=along), side
+    split = x.shape[:dst] + (p, block) + x.shape[dst + 1:]
+    widths = [(0, 1 if a == dst + 1 else 0, 0) for a in range(x.ndim + 1)]
+    y = jax.lax.pad(x.reshape(split), tag, widths).reshape(x.shape[:dst] + (p * (block + 1),) + x.shape[dst + 1:])
+    y = jax.lax.all_to_all(y, name, dst, src, tiled=True)  # dst: this device's block and the p tags after it
+    side = jnp.max(jnp.real(jax.lax.slice_in_dim(y, block, block + 1, axis=dst)))
+    return jax.lax.slice_in_dim(y, 0, block, axis=dst), side
 
 
 def _fourier(x: jax.Array, axes: tuple[int, ...], step: TrailingFft, norm: str) -> jax.Array:
@@ -129,26 +161,37 @@ def _resize(x: jax.Array, step: Resize) -> jax.Array:
     return jnp.pad(x, widths)
 
 
-def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]) -> jax.Array:
+def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int], side: jax.Array | None = None):
     """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device).
 
     This is the one interpreter of every transform: FFTs, real FFTs, DCTs and DSTs, crops/pads and moves.
+    ``side`` (a local real scalar): also return its maximum over every device of ``sizes``, carried in the
+    program's all-to-alls (each takes the maximum over its group) and, for mesh axes no move crosses, one
+    ``pmax``.
 
     Raises:
       TypeError: a step that is not a :class:`~xfft._lower.TrailingFft`, ``Transpose``, ``Move`` or ``Resize``.
     """
+    crossed: set[str] = set()
     for step in program.steps:
         if isinstance(step, TrailingFft):
             x = _local_transform(x, step, norm)
         elif isinstance(step, Transpose):
             x = jnp.transpose(x, step.perm)
         elif isinstance(step, Move):
-            x = _all_to_all(x, step, sizes)
+            if side is None or crossed.issuperset(step.mesh_axes):
+                x = _all_to_all(x, step, sizes)
+            else:  # a move across a mesh axis the scalar has not crossed yet carries it
+                x, side = _all_to_all(x, step, sizes, side)
+                crossed.update(step.mesh_axes)
         elif isinstance(step, Resize):
             x = _resize(x, step)
         else:
             raise TypeError(f"unknown program step {step!r} (expected TrailingFft, Transpose, Move or Resize)")
-    return x
+    if side is None:
+        return x
+    rest = tuple(a for a, n in sizes.items() if n > 1 and a not in crossed)
+    return x, (jax.lax.pmax(side, rest) if rest else side)
 
 
 def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
@@ -162,39 +205,63 @@ def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
 
 
 def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tuple[int, ...] | None = None,
-            natural_out: bool = True) -> jax.Array:
+            natural_out: bool = True, max_of: jax.Array | None = None):
     """Run ``plan`` on the global array ``x`` over ``pl.mesh``.
 
     Args:
       x: global array; its axes are the plan's logical axes in the order ``in_perm`` (default natural).
       plan, pl, norm: the plan, where ``x`` lives, the FFT normalization.
       in_perm, natural_out: as :func:`xfft._lower.lower_plan`.
+      max_of: a real array of ``x``'s trailing shape (laid out as those axes of ``x``), or None.
 
     Returns:
-      The output, sharded as the lowered program's ``out_layout`` (``plan.out_layout`` in natural order).
+      The output, sharded as the lowered program's ``out_layout`` (``plan.out_layout`` in natural order); with
+      ``max_of``, ``(output, max of max_of)``, the maximum replicated and carried in the all-to-alls.
     """
     program = lower_plan(plan, in_perm, natural_out)
     x = _constrain(x, pl, program.in_layout)
     # Even without moves the local FFTs go through shard_map: XLA's own partitioning of an FFT may gather.
-    return _sharded(program, pl.mesh, norm)(x)
+    if max_of is None:
+        return _sharded(program, pl.mesh, norm)(x)
+    if jnp.finfo(max_of.dtype).bits > jnp.finfo(x.dtype).bits:  # the exchange would round it: reduce on its own
+        return _sharded(program, pl.mesh, norm)(x), jnp.max(max_of)
+    tail = program.in_layout[x.ndim - max_of.ndim:]
+    mp = placement(max_of)
+    max_of = _constrain(max_of, Placement(pl.mesh, None if mp is None else mp.layout, pl.explicit), tail)
+    out, m = _sharded(program, pl.mesh, norm, max_of.ndim)(x, max_of)
+    return out, m.astype(max_of.dtype)
 
 
 @lru_cache(maxsize=256)
-def _sharded(program: Program, mesh, norm: str):
-    """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines)."""
+def _sharded(program: Program, mesh, norm: str, side_ndim: int | None = None):
+    """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines); with
+    ``side_ndim``, the program of ``(x, max_of)`` returning ``(output, max)`` (:func:`run_program`'s side)."""
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
-    body = lambda b: run_program(b, program, norm, sizes)  # noqa: E731
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=layout_to_spec(program.in_layout),
-                                 out_specs=layout_to_spec(program.out_layout), check_vma=False))
+    in_spec, out_spec = layout_to_spec(program.in_layout), layout_to_spec(program.out_layout)
+    if side_ndim is None:
+        body = lambda b: run_program(b, program, norm, sizes)  # noqa: E731
+        return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec, check_vma=False))
+    tail = layout_to_spec(program.in_layout[len(program.in_layout) - side_ndim:])
+    body = lambda b, m: run_program(b, program, norm, sizes, _local_max(m, b.dtype))  # noqa: E731
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(in_spec, tail), out_specs=(out_spec, P()),
+                                 check_vma=False))
+
+
+def _local_max(m: jax.Array, carrier) -> jax.Array:
+    """The block's maximum, in the real dtype the exchange carries it in (``-inf`` for an empty block)."""
+    real = jnp.finfo(carrier).dtype
+    return jnp.max(m.astype(real), initial=-jnp.inf)
 
 
 def run(x: jax.Array, plan: Plan, norm: str, *, in_perm: tuple[int, ...] | None = None,
-        natural_out: bool = True) -> jax.Array:
+        natural_out: bool = True, max_of: jax.Array | None = None):
     """Run ``plan`` on ``x`` wherever it lives: one device (the lowered program as is), or its mesh (:func:`execute`).
 
-    The plan must have been made for ``x``'s placement (no mesh sizes for one device).
+    The plan must have been made for ``x``'s placement (no mesh sizes for one device). ``max_of``: also return
+    its maximum (see :func:`execute`).
     """
     pl = placement(x)
     if pl is None:
-        return run_program(x, lower_plan(plan, in_perm, natural_out), norm, {})
-    return execute(x, plan, pl, norm, in_perm=in_perm, natural_out=natural_out)
+        out = run_program(x, lower_plan(plan, in_perm, natural_out), norm, {})
+        return out if max_of is None else (out, jnp.max(max_of))
+    return execute(x, plan, pl, norm, in_perm=in_perm, natural_out=natural_out, max_of=max_of)

@@ -1,5 +1,7 @@
 """SpectralGrid: operators against numpy.fft references, dealiasing, Parseval, radial sums, 3/2 padding."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -131,3 +133,28 @@ def test_two_dimensional_grid(meshes):
     np.testing.assert_allclose(np.asarray(curl), 1j * (k0 * ref[1] - k1 * ref[0]), atol=1e-13)
     assert float(jnp.max(jnp.abs(div_p))) < 1e-14
     assert float(ms) == pytest.approx(np.mean(np.asarray(back) ** 2) * 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("kind, dealias", [("slab", "2/3"), ("pencil", "2/3"), ("slab", "3/2"), ("single", "2/3")])
+def test_from_physical_and_max(meshes, kind, dealias):
+    """``Grid.from_physical_and_max``: the coefficients of ``from_physical`` to the bit and the field's maximum
+    exactly, carried in the transform's all-to-alls on several devices (no all-reduce in the compiled program),
+    a plain maximum on one device; a given ``reduce`` is used only where nothing carries the maximum."""
+    g = SpectralGrid(16, meshes[kind], dtype=jnp.float64, dealias=dealias)
+    pg = g.padded if dealias == "3/2" else g
+    rng = np.random.default_rng(3)
+    f = jax.device_put(rng.standard_normal((3,) + pg.shape), pg.real_sharding(1))
+    field = rng.standard_normal(pg.shape)
+    field[5, 6, 7] = 9.25
+    fs = jax.device_put(field, pg.real_sharding())
+    both = jax.jit(lambda a, b: g.from_physical_and_max(a, b, reduce=lambda r: jnp.max(r) + 1))
+    c, top = both(f, fs)
+    np.testing.assert_array_equal(np.asarray(c), np.asarray(jax.jit(g.from_physical)(f)))
+    assert g.carries_max() == (kind != "single")
+    assert float(top) == (9.25 if g.carries_max() else 10.25)  # reduce (here max + 1) only where not carried
+    if g.carries_max():  # no maximum across devices (3/2: the resize back to the grid has an all-reduce of its
+        # own, a gather, as in from_physical)
+        text = both.lower(f, fs).compile().as_text()
+        reductions = [ln for ln in text.splitlines() if re.search(r" all-reduce(?:-start)?\(", ln)]
+        assert not [ln for ln in reductions if "max" in ln], reductions
+        assert dealias == "3/2" or not reductions
