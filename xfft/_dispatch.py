@@ -7,8 +7,7 @@ import jax.numpy as jnp
 
 from ._order import check_order, transposed_spectrum
 from ._validate import real_shape
-from .backends import Backend, select
-from .backends.native import NativeBackend
+from .backends import Backend, capability, select
 
 
 def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backend: str | Backend | None,
@@ -20,7 +19,7 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
       backend, order: as every public transform takes them (``order`` is checked here).
       kinds: one kind per axis of ``axes`` when some are DCT/DST (:data:`xfft.R2R_KINDS`), else None.
       max_of: a checked real array of ``x``'s trailing shape, or None: also return its maximum, carried in the
-        transform's exchanges by the native backend, a separate reduction with any other.
+        transform's exchanges by a backend that declares ``carries_max`` (native), else one ``jnp.max``.
 
     Returns:
       The backend's result (the spectral layout; axes permuted for ``order="transposed"``); with ``max_of``,
@@ -30,7 +29,7 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
     b, keywords = select(backend, order=order, kinds=kinds)
     if max_of is None:
         return b.forward(x, axes, norm, real, **keywords)
-    if isinstance(b, NativeBackend):
+    if capability(b, "carries_max"):
         return b.forward(x, axes, norm, real, max_of=max_of, **keywords)
     return b.forward(x, axes, norm, real, **keywords), jnp.max(max_of)
 

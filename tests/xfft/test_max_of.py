@@ -125,3 +125,26 @@ def test_bad_max_of_is_refused_naming_it():
         xfft.xrfftn(np.zeros((0, 4), np.float32), ndim=2, max_of=np.zeros((0, 4), np.float32))
     with pytest.raises(TypeError, match="max_of"):
         xfft.xrfftn(x, ndim=2, max_of="big")
+
+
+class _Carrying(DelegatingBackend):
+    """A backend object that declares the ``carries_max`` capability: the dispatcher hands it ``max_of``."""
+
+    carries_max = True
+
+    def forward(self, x, axes, norm, real, max_of=None):
+        self.calls += 1
+        self.got = max_of
+        return self._native.forward(x, axes, norm, real, max_of=max_of)
+
+
+def test_a_backend_declaring_carries_max_receives_max_of():
+    """Whether the maximum rides is the backend's declared capability (``xfft.backends.capability``), not its
+    class: a backend object with ``carries_max = True`` gets ``max_of`` and returns the pair itself."""
+    m = mesh((8,), "explicit")
+    s = NamedSharding(m, PartitionSpec("x"))
+    field = random((16, 16), np.float32, seed=6)
+    b = _Carrying("carrying")
+    k, top = xfft.xrfftn(put(random((16, 16), np.float32), s), ndim=2, backend=b, max_of=put(field, s))
+    assert b.calls == 1 and b.got is not None and b.got.shape == (16, 16)
+    assert float(top) == field.max()

@@ -4,12 +4,17 @@ A backend (:class:`Backend`) is an object with ``forward(x, axes, norm, real)`` 
 ``inverse(k, axes, norm, real, real_shape)`` that receive validated, normalized arguments (``axes`` non-negative
 ints, ``norm`` a valid string, dtypes already promoted) and return the transformed global array. Every backend
 gives the same values, output shapes and output shardings; they differ in how the data moves. It says what it
-can do with three attributes, which :func:`select` reads (an object without them gets the defaults below):
+can do with four attributes, which :func:`select` and the dispatcher read (an object without them gets the
+defaults below):
 
 - ``supports_order`` (default False): it takes ``order="transposed"`` (then passed as a keyword);
 - ``kinds`` (default ``{"fft", "rfft"}``): the per-axis transform kinds it runs; DCT/DST kinds are passed as
   ``kinds=`` (one per transformed axis) only to a backend that lists them;
-- ``strict`` (default False): raise ``NotImplementedError`` instead of falling back to native.
+- ``strict`` (default False): raise ``NotImplementedError`` instead of falling back to native;
+- ``carries_max`` (default False): ``forward`` takes ``max_of=`` (a real array of ``x``'s trailing shape) and
+  returns ``(result, its maximum)``, carrying the maximum in its own exchanges (:func:`xfft.xfftn`); for a
+  backend without it the dispatcher takes one ``jnp.max`` beside its transform (the same number, so no
+  fallback and no warning).
 
 What a backend lacks runs on the native backend with a one-time :class:`BackendFallbackWarning`
 (:func:`fallback`), or raises in strict mode.
@@ -62,6 +67,8 @@ class Backend(Protocol):
     kinds: frozenset[str]
     #: True to raise ``NotImplementedError`` where it would fall back to native
     strict: bool
+    #: True if ``forward`` takes ``max_of=`` and returns ``(result, maximum)`` (the maximum carried in its exchanges)
+    carries_max: bool
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
                 kinds: tuple[str, ...] | None = None) -> jax.Array:
@@ -76,11 +83,13 @@ class Backend(Protocol):
 
 
 #: capabilities of a backend object that does not declare them
-DEFAULTS: dict[str, Any] = {"supports_order": False, "kinds": frozenset({"fft", "rfft"}), "strict": False}
+DEFAULTS: dict[str, Any] = {"supports_order": False, "kinds": frozenset({"fft", "rfft"}), "strict": False,
+                            "carries_max": False}
 
 
 def capability(backend: object, attribute: str) -> Any:
-    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds`` or ``strict``), else :data:`DEFAULTS`."""
+    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict`` or ``carries_max``), else
+    :data:`DEFAULTS`."""
     return getattr(backend, attribute, DEFAULTS[attribute])
 
 

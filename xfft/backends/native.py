@@ -28,6 +28,7 @@ class NativeBackend:
     supports_order = True
     kinds = frozenset(KINDS)
     strict = False
+    carries_max = True
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
                 kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None):
