@@ -375,8 +375,9 @@ class _Run:
     mesh_choice: dict | None = None  # --mesh auto: the choice and the timings
 
     def save(self, state, clock: _Clock) -> None:
-        """A checkpoint of ``state`` in natural spectral order (as every version wrote them)."""
-        if self.grid.order != "natural":
+        """A checkpoint of ``state`` in natural spectral order with the half axis's Nyquist coefficient (as every
+        version wrote them)."""
+        if self.grid.order != "natural" or not self.grid.nyquist:
             state = jax.jit(lambda s: jax.tree.map(self.grid.to_natural, s))(state)
         self.ckpt.save(clock.step, state, {"step": clock.step, "t": clock.t, "dt": clock.dt, "dt_band": clock.dt_band,
                                            "points": list(self.grid.shape), "config": self.res.physics(self.cfg)})
@@ -439,8 +440,10 @@ def _start(run: _Run) -> tuple[Any, _Clock]:
         _check_resume(run.res.physics(cfg), meta, run.res, ckdir)
         _check_points(meta, run.grid, run.res, ckdir)
         state, meta = run.ckpt.restore(latest, run.grid.natural_like(run.eq.abstract_state()))
-        if run.grid.order != "natural":  # checkpoints hold natural order (also those of earlier versions)
-            state = jax.jit(lambda s: jax.tree.map(run.grid.from_natural, s), donate_argnums=0)(state)
+        if run.grid.order != "natural" or not run.grid.nyquist:  # checkpoints hold natural order and the
+            # Nyquist coefficient (also those of earlier versions); a state without it cannot reuse the buffer
+            state = jax.jit(lambda s: jax.tree.map(run.grid.from_natural, s),
+                            donate_argnums=0 if run.grid.nyquist else ())(state)
         clock = _Clock(int(meta["step"]), float(meta["t"]), float(meta["dt"]), latest, int(meta["step"]),
                        dt_band=float(meta.get("dt_band", 0.0)))
         if run.lead:

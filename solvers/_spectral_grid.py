@@ -98,9 +98,10 @@ class SpectralGrid(Grid):
     # that spans other processes' devices.
     @property
     def k_full(self) -> tuple[jax.Array, ...]:
-        """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included."""
+        """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included (where the
+        spectrum holds it: :attr:`~solvers.bases.Grid.nyquist`)."""
         return xfft.wavenumbers(self._real, self.shape, real=not self.complex_fields, box_length=self.box_length,
-                                dtype=self.dtype, order=self.order)
+                                dtype=self.dtype, order=self.order, drop_nyquist=not self.nyquist)
 
     def _modes(self) -> list[tuple[jax.Array, jax.Array, int]]:
         """(k, |integer mode number|, n) per axis."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._layout import NO_NYQUIST
 from ._order import check_order, transposed_spectrum
 from ._validate import real_shape
 from .backends import Backend, capability, select
@@ -15,7 +16,8 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
     """Forward transform of a checked array (dtype already set) over checked ``axes``.
 
     Args:
-      x, axes, norm, real: the array, its transformed axes (the half axis last if ``real``), the normalization.
+      x, axes, norm, real: the array, its transformed axes (the half axis last if ``real``), the normalization;
+        ``real`` is :data:`~xfft._layout.NO_NYQUIST` for a half axis without its Nyquist coefficient.
       backend, order: as every public transform takes them (``order`` is checked here).
       kinds: one kind per axis of ``axes`` when some are DCT/DST (:data:`xfft.R2R_KINDS`), else None.
       max_of: a checked real array of ``x``'s trailing shape, or None: also return its maximum, carried in the
@@ -26,7 +28,7 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
       ``(result, maximum)``.
     """
     order = check_order(order)
-    b, keywords = select(backend, order=order, kinds=kinds)
+    b, keywords = select(backend, order=order, kinds=kinds, nyquist=real != NO_NYQUIST)
     if max_of is None:
         return b.forward(x, axes, norm, real, **keywords)
     if capability(b, "carries_max"):
@@ -43,14 +45,14 @@ def inverse(k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, s: tuple
         transposed order whose real shape is ambiguous without ``s``.
     """
     order = check_order(order)
-    b, keywords = select(backend, order=order, kinds=kinds)
+    b, keywords = select(backend, order=order, kinds=kinds, nyquist=real != NO_NYQUIST)
     kshape = tuple(k.shape)
     if order != "natural":
         # The spectrum's axes are permuted: find the natural shape first (the backend finds the same order).
         perm, _, _ = transposed_spectrum(k, axes, real, s)
         kshape = tuple(kshape[perm.index(d)] for d in range(k.ndim))
     if real:
-        shape = real_shape(kshape, axes, s, name)
+        shape = real_shape(kshape, axes, s, name, nyquist=real != NO_NYQUIST)
     else:
         if s is not None and s != tuple(kshape[d] for d in axes):
             raise ValueError(f"{name}: s={s} is inconsistent with the input shape {kshape} (xfft's transforms do "

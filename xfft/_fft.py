@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dispatch
+from ._layout import NO_NYQUIST
 from ._validate import as_array, check_norm, normalize_axes, parse_s, transform_dtype
 from ._warn import deprecated
 from .backends import Backend
@@ -49,11 +50,16 @@ def _positional_s(old: tuple[str, ...], new_count: int) -> Callable[[F], F]:
 
 
 def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, name: str,
-             backend: str | Backend | None, order: str, max_of: Any = None):
+             backend: str | Backend | None, order: str, max_of: Any = None, drop_nyquist: Any = False):
     x = as_array(x)
     norm = check_norm(norm)
     ax = normalize_axes(x, ndim, axes, name)
     x = x.astype(transform_dtype(x, name, real))
+    if _check_drop_nyquist(drop_nyquist, name):
+        if x.shape[ax[-1]] % 2:
+            raise ValueError(f"{name}: drop_nyquist=True needs an even length on the half axis {ax[-1]} (an odd "
+                             f"length has no Nyquist coefficient), got shape {tuple(x.shape)}")
+        real = NO_NYQUIST
     if max_of is not None:
         max_of = _check_max_of(max_of, x, name)
     return _dispatch.forward(x, ax, norm, real, backend=backend, order=order, max_of=max_of)
@@ -72,12 +78,20 @@ def _check_max_of(m: Any, x: jax.Array, name: str) -> jax.Array:
     return m
 
 
+def _check_drop_nyquist(drop: Any, name: str) -> bool:
+    if not isinstance(drop, (bool, np.bool_)):
+        raise TypeError(f"{name}: drop_nyquist must be True or False, got {drop!r}")
+    return bool(drop)
+
+
 def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, s: Any,
-             name: str, backend: str | Backend | None, order: str) -> jax.Array:
+             name: str, backend: str | Backend | None, order: str, drop_nyquist: Any = False) -> jax.Array:
     k = as_array(k, "k")
     norm = check_norm(norm)
     ax = normalize_axes(k, ndim, axes, name)
     k = k.astype(transform_dtype(k, name, False))
+    if _check_drop_nyquist(drop_nyquist, name):
+        real = NO_NYQUIST
     return _dispatch.inverse(k, ax, norm, real, parse_s(s, ax, name), name, backend=backend, order=order)
 
 
@@ -146,20 +160,28 @@ def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *, backend: str | Backend | None = None,
-           order: str = "natural", max_of: jax.Array | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+           order: str = "natural", max_of: jax.Array | None = None,
+           drop_nyquist: bool = False) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Distributed real-to-complex FFT; the last transformed axis keeps ``n // 2 + 1`` coefficients.
 
     Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the arguments
     (``max_of`` included), sharding rules and errors of :func:`xfftn`. ``x`` must be real floating point
     (``TypeError`` otherwise).
+
+    ``drop_nyquist=True`` (keyword; an even ``n``): the half axis keeps ``n // 2`` coefficients, leaving out the
+    Nyquist one: ``numpy.fft.rfftn(x)[..., :n // 2]`` (half axis last). ``n // 2`` often splits evenly over the
+    devices where ``n // 2 + 1`` does not: a 2D slab transform then needs one all-to-all instead of two (the
+    mesh axes stay on the half axis instead of moving back). It is exact for fields without a Nyquist
+    component (dealiased ones); :func:`ixrfftn` with ``drop_nyquist=True`` inverts it, taking the Nyquist
+    coefficient as zero. Other backends run it on the native backend (:class:`xfft.BackendFallbackWarning`).
     """
-    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, max_of)
+    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, max_of, drop_nyquist)
 
 
 @_positional_s(("s", "ndim", "axes", "norm"), 3)
 def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
             norm: str | None = "backward", *, s: Sequence[int] | None = None,
-            backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+            backend: str | Backend | None = None, order: str = "natural", drop_nyquist: bool = False) -> jax.Array:
     """Inverse of :func:`xrfftn` (complex-to-real), like ``numpy.fft.irfftn``.
 
     Args:
@@ -171,6 +193,9 @@ def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = 
       order: the order of ``k``'s axes (as :func:`xrfftn` returned it); the output is in natural order. Pass
         ``s`` with ``"transposed"``: a permuted half spectrum can fit several real shapes (which axis is the
         half axis), and then ``ValueError`` asks for it rather than guess.
+      drop_nyquist: (keyword) ``k`` comes from ``xrfftn(..., drop_nyquist=True)``: its half axis holds the ``m``
+        coefficients of a real length ``n = 2 m`` without the Nyquist one, which is taken as zero (``numpy.fft.
+        irfftn(k, s=(..., 2 * m))``); ``s``, if given, must say ``2 m``.
 
     Returns:
       A real array in the real-space layout that :func:`xrfftn` maps onto ``k``'s layout.
@@ -178,7 +203,7 @@ def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = 
     Raises:
       As :func:`ixfftn`.
     """
-    return _inverse(k, ndim, axes, norm, True, s, "ixrfftn", backend, order)
+    return _inverse(k, ndim, axes, norm, True, s, "ixrfftn", backend, order, drop_nyquist)
 
 
 def xfft3d(x: jax.Array, norm: str | None = "backward", *, backend: str | Backend | None = None,

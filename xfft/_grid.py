@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding
 
-from ._layout import canonical_layout, layout_to_spec, spec_to_layout
+from ._layout import NO_NYQUIST, canonical_layout, half_length, layout_to_spec, spec_to_layout
 from ._lower import Program, lower_plan
 from ._order import check_order
 from ._plan import plan_forward
@@ -97,12 +97,23 @@ def _spectral_program(real_sharding: NamedSharding, shape: Sequence[int] | None,
     full = tuple(shape) if shape is not None else (math.prod(mesh.axis_sizes) * 2,) * nd
     axes = tuple(range(nd - ndim, nd))
     layout = spec_to_layout(real_sharding.spec, nd)
+    if real == NO_NYQUIST and full[axes[-1]] % 2:
+        raise ValueError(f"drop_nyquist=True needs an even length on the half axis, got shape {full}")
     plan = plan_forward(full, layout, axes, _mesh_sizes(mesh), real)
     return lower_plan(plan, None, order == "natural")
 
 
+def _real_kind(real: bool, drop_nyquist: bool, name: str) -> bool | str:
+    """The planners' ``real`` for the public ``real``/``drop_nyquist`` pair."""
+    if not isinstance(drop_nyquist, (bool, np.bool_)):
+        raise TypeError(f"{name}: drop_nyquist must be True or False, got {drop_nyquist!r}")
+    if drop_nyquist and not real:
+        raise ValueError(f"{name}: drop_nyquist=True needs real=True (a half spectrum)")
+    return NO_NYQUIST if drop_nyquist else bool(real)
+
+
 def spectral_sharding(real_sharding: NamedSharding, shape: Sequence[int] | None = None, *, real: bool = False,
-                      ndim: int = 3, order: str = "natural") -> NamedSharding:
+                      ndim: int = 3, order: str = "natural", drop_nyquist: bool = False) -> NamedSharding:
     """The sharding of the spectrum that the forward transform returns for input sharded as ``real_sharding``.
 
     Args:
@@ -113,11 +124,13 @@ def spectral_sharding(real_sharding: NamedSharding, shape: Sequence[int] | None 
       ndim: number of trailing transformed axes.
       order: ``"natural"`` or ``"transposed"``, as the transform's ``order`` (the sharding of the permuted
         spectrum; see :func:`spectral_axes`).
+      drop_nyquist: as :func:`xrfftn`'s (with ``real=True``): the half axis without its Nyquist coefficient.
 
     Raises:
       TypeError: ``real_sharding`` is not a ``NamedSharding``.
       ValueError: the layout cannot be transformed (see :func:`xfftn`), or a bad ``order``.
     """
+    real = _real_kind(real, drop_nyquist, "spectral_sharding")
     program = _spectral_program(real_sharding, shape, real, ndim, order)
     return NamedSharding(real_sharding.mesh, layout_to_spec(program.out_layout))
 
@@ -132,7 +145,7 @@ def _sharding_first(sharding: object, shape: object, name: str) -> tuple[object,
 
 
 def spectral_axes(sharding: NamedSharding, shape: Sequence[int], *, real: bool = False, ndim: int = 3,
-                  order: str = "natural") -> tuple[int, ...]:
+                  order: str = "natural", drop_nyquist: bool = False) -> tuple[int, ...]:
     """Which original array axis each axis of the spectrum is, for a forward transform in ``order``.
 
     ``spectral_axes(...)[i] == d`` means axis ``i`` of the spectrum is real-space axis ``d`` (wavenumber along
@@ -144,7 +157,7 @@ def spectral_axes(sharding: NamedSharding, shape: Sequence[int], *, real: bool =
       sharding: the real-space ``NamedSharding`` of the field you will transform (the deprecated order
         ``spectral_axes(shape, sharding)`` still works for one release, with a ``DeprecationWarning``).
       shape: real-space global shape (leading batch axes included).
-      real, ndim, order: as :func:`spectral_sharding`.
+      real, ndim, order, drop_nyquist: as :func:`spectral_sharding`.
 
     Returns:
       A permutation of ``range(len(shape))``.
@@ -159,6 +172,7 @@ def spectral_axes(sharding: NamedSharding, shape: Sequence[int], *, real: bool =
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
     if not isinstance(ndim, int) or not 1 <= ndim <= len(shape):
         raise ValueError(f"ndim must be between 1 and len(shape)={len(shape)}, got {ndim!r}")
+    real = _real_kind(real, drop_nyquist, "spectral_axes")
     return _spectral_program(_check_sharding(sharding, "sharding"), shape, real, ndim, order).out_perm
 
 
@@ -231,7 +245,7 @@ def _check_divisible(shape: tuple[int, ...], sharding: NamedSharding) -> None:
 
 def wavenumbers(sharding: NamedSharding, shape: Sequence[int], *, real: bool = False,
                 box_length: float | Sequence[float] = 2 * np.pi, dtype=None,
-                sparse: bool = True, order: str = "natural") -> tuple[jax.Array, ...]:
+                sparse: bool = True, order: str = "natural", drop_nyquist: bool = False) -> tuple[jax.Array, ...]:
     """Angular wavenumbers laid out exactly like the spectrum of the forward transform.
 
     ``k[d][..., i, ...] = 2 pi / L_d * fftfreq(n_d, 1 / n_d)[i]`` (``rfftfreq`` on the last axis if ``real``), so
@@ -251,6 +265,7 @@ def wavenumbers(sharding: NamedSharding, shape: Sequence[int], *, real: bool = F
         ``(kx, ky, kz)`` (one per real-space axis); in ``"transposed"`` order each array lies along the spectrum
         axis that holds its wavenumber (see :func:`spectral_axes`), so it broadcasts against the permuted
         spectrum.
+      drop_nyquist: with ``real=True``, match ``xrfftn(..., drop_nyquist=True)`` (last axis ``n // 2`` long).
 
     Returns:
       A tuple with one array per real-space axis.
@@ -260,6 +275,7 @@ def wavenumbers(sharding: NamedSharding, shape: Sequence[int], *, real: bool = F
     """
     sharding, shape = _sharding_first(sharding, shape, "wavenumbers")
     sharding = _check_sharding(sharding, "sharding")
+    real = _real_kind(real, drop_nyquist, "wavenumbers")
     try:
         shape = tuple(int(n) for n in shape)  # type: ignore[union-attr]
     except TypeError:
@@ -280,10 +296,11 @@ def wavenumbers(sharding: NamedSharding, shape: Sequence[int], *, real: bool = F
     perm = program.out_perm
     full = [shape[p] for p in perm]
     if real:
-        full[perm.index(len(shape) - 1)] = shape[-1] // 2 + 1
+        full[perm.index(len(shape) - 1)] = half_length(shape[-1], real)
     out = []
     for d, (n, L) in enumerate(zip(shape, lengths)):
-        freq = np.fft.rfftfreq(n, 1.0 / n) if (real and d == len(shape) - 1) else np.fft.fftfreq(n, 1.0 / n)
+        freq = np.fft.rfftfreq(n, 1.0 / n)[:half_length(n, real)] if (real and d == len(shape) - 1) \
+            else np.fft.fftfreq(n, 1.0 / n)
         k = (2 * np.pi / float(L)) * freq
         i = perm.index(d)  # the spectrum axis holding wavenumber d
         if sparse:

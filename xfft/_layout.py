@@ -47,11 +47,15 @@ class Fft:
 
 @dataclass(frozen=True)
 class Rfft:
-    """Local real-to-complex FFT along ``axis`` (inverse: complex-to-real of length ``n``)."""
+    """Local real-to-complex FFT along ``axis`` (inverse: complex-to-real of length ``n``).
+
+    ``nyquist=False`` (a plan with ``real=``:data:`NO_NYQUIST`): the half axis holds ``n // 2`` coefficients,
+    the Nyquist one left out (forward: dropped; inverse: taken as zero)."""
 
     axis: int
     n: int
     inverse: bool = False
+    nyquist: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,16 @@ class Resize:
 
 Step = Fft | Rfft | Move | Resize
 
+#: the ``real`` argument of the planners for a real transform whose half axis leaves out the Nyquist coefficient
+#: (``xrfftn(..., drop_nyquist=True)``); it is truthy, so every ``if real`` treats it as a real transform
+NO_NYQUIST = "no-nyquist"
+
+
+def half_length(n: int, real: bool | str) -> int:
+    """Coefficients on the half axis of a real transform of ``n`` points: ``n // 2 + 1``, or ``n // 2`` when
+    ``real`` is :data:`NO_NYQUIST`."""
+    return n // 2 if real == NO_NYQUIST else n // 2 + 1
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -108,7 +122,7 @@ class Plan:
             if isinstance(s, Move):
                 steps.append(s.inverted())
             elif isinstance(s, Rfft):
-                steps.append(Rfft(s.axis, s.n, not s.inverse))
+                steps.append(Rfft(s.axis, s.n, not s.inverse, s.nyquist))
             elif isinstance(s, Fft):
                 steps.append(Fft(s.axes, not s.inverse, s.kinds))
             else:

@@ -3,7 +3,9 @@
 XLA's FFT op only transforms the minor-most axes, so each run of local transforms becomes one multi-axis FFT op
 over the trailing axes (:class:`TrailingFft`), preceded by a local :class:`Transpose` only when those axes are not
 already trailing; the axis order is then kept as it is (no transpose back) until the end, where the natural
-order costs at most one transpose and the ``"transposed"`` order none. Real-to-real axes (DCT/DST) of a run are
+order costs at most one transpose and the ``"transposed"`` order none. A half axis without its Nyquist coefficient
+(:data:`xfft._layout.NO_NYQUIST`) is cropped after its ``rfftn`` and zero-padded before its ``irfftn``, where it
+is local (a :class:`~xfft._layout.Resize` beside the stage). Real-to-real axes (DCT/DST) of a run are
 lowered the same way (the physical axis order never depends on the kinds, so :func:`xfft.spectral_axes` holds for
 every kind); within the run they are computed along their own axis, the Fourier axes by one FFT op.
 """
@@ -147,7 +149,12 @@ def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: 
         if new != perm:
             steps.append(Transpose(tuple(perm.index(a) for a in new)))
             perm = new
+        trim = real is not None and not real.nyquist  # the half axis (last here) without its Nyquist coefficient
+        if trim and real.inverse:
+            steps.append(Resize(ndim - 1, real.n // 2 + 1))  # a zero Nyquist coefficient for irfftn
         steps.append(TrailingFft(len(axes), g[0].inverse, 0 if real is None else real.n, _kinds(g, moved)))
+        if trim and not real.inverse:
+            steps.append(Resize(ndim - 1, real.n // 2))
     if natural_out and perm != sorted(perm):
         steps.append(Transpose(invert_perm(tuple(perm))))
         perm = sorted(perm)

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import jax
 
-from ._layout import Layout, MeshSizes, Move, Plan, invert_perm
+from ._layout import NO_NYQUIST, Layout, MeshSizes, Move, Plan, half_length, invert_perm
 from ._lower import lower_plan
 from ._partition import placement
 from ._plan import guess_layout, plan_forward, plan_inverse
@@ -89,8 +89,8 @@ def _find_perm(shape: tuple[int, ...], layout: Layout | None, sizes: MeshSizes, 
             continue
         if real:
             m = nat[axes[-1]]
-            n = s[-1] if s is not None else 2 * (m - 1)
-            if n < 1 or n // 2 + 1 != m:
+            n = s[-1] if s is not None else 2 * (m - 1) if real != NO_NYQUIST else 2 * m
+            if n < 1 or half_length(n, real) != m or (real == NO_NYQUIST and n % 2):
                 continue
             rshape[axes[-1]] = n
         elif s is not None and nat[axes[-1]] != s[-1]:

@@ -8,6 +8,10 @@ the data is padded for the move and moved back after the transform (one extra al
 sharded half axis whose mesh axes no other transformed axis takes evenly), the mesh axes move onto
 non-transformed (batch) axes for the transforms and back afterwards (:func:`_plan_batch`), as MPI FFT libraries do.
 
+``real`` is False (complex), True (the last transformed axis is the half axis, ``n // 2 + 1`` coefficients) or
+:data:`~xfft._layout.NO_NYQUIST` (the half axis leaves out its Nyquist coefficient: ``n // 2``, which the mesh
+divides where ``n // 2 + 1`` needs padding and a move back; :func:`xfft.xrfftn`'s ``drop_nyquist``).
+
 Inverses: :func:`inverse_plan` is the one place that plans an inverse (every backend and the transposed order use
 it): the inverse of the forward plan of the real layout that leads to the given spectral layout
 (:func:`plan_inverse`), else of the layout xfft assumes when it cannot see one (:func:`guess_layout`).
@@ -21,6 +25,7 @@ import itertools
 from functools import lru_cache
 
 from ._layout import (
+    NO_NYQUIST,
     Fft,
     Layout,
     MeshSizes,
@@ -32,6 +37,7 @@ from ._layout import (
     canonical_layout,
     check_even,
     group_size,
+    half_length,
     layout_to_spec,
     with_kinds,
 )
@@ -142,8 +148,8 @@ def _plan_direct(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], 
                     f"axis of shape {tuple(shape)} can take that sharding evenly"
                 )
             move(r, t)
-        steps.append(Rfft(r, shp[r]))
-        shp[r] = shp[r] // 2 + 1
+        steps.append(Rfft(r, shp[r], nyquist=real != NO_NYQUIST))
+        shp[r] = half_length(shp[r], real)
         done.add(r)
     local = tuple(d for d in axes if d not in done and eff(d) == 1)
     if local:
@@ -184,7 +190,7 @@ def _plan_batch(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], m
     spec = layout_to_spec(layout)
     batch = [b for b in range(ndim) if b not in axes]
     if not batch and real and group_size(tuple(a for a in layout[axes[-1]] if sizes[a] > 1), sizes) > 1:
-        return _plan_half_first(shape, layout, axes, mesh_sizes, why)
+        return _plan_half_first(shape, layout, axes, mesh_sizes, why, real)
     if not batch:
         raise ValueError(
             f"{why}; nor can they move to a non-transformed axis: all {ndim} axes of shape {tuple(shape)} "
@@ -217,8 +223,8 @@ def _plan_batch(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], m
     rest = axes
     if real:
         r = axes[-1]
-        steps.append(Rfft(r, shp[r]))
-        shp[r] = loc[r] = shp[r] // 2 + 1
+        steps.append(Rfft(r, shp[r], nyquist=real != NO_NYQUIST))
+        shp[r] = loc[r] = half_length(shp[r], real)
         rest = tuple(d for d in axes if d != r)
     if rest:
         steps.append(Fft(tuple(rest)))
@@ -250,7 +256,7 @@ def _plan_batch(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], m
 
 
 def _plan_half_first(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ...], mesh_sizes: MeshSizes,
-                     why: str) -> Plan:
+                     why: str, real: bool | str = True) -> Plan:
     """r2c with every axis transformed and the half axis sharded: lend its mesh axes to another transformed axis.
 
     The half axis's mesh axes move (padded in transit) onto the transformed axis they divide best, the half axis
@@ -266,7 +272,7 @@ def _plan_half_first(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ..
     p = group_size(g, sizes)
     state = [tuple(gr) for gr in layout]
     loc = [shape[d] // group_size(state[d], sizes) for d in range(len(shape))]
-    m = shape[r] // 2 + 1
+    m = half_length(shape[r], real)
     if m % p:
         raise ValueError(
             f"{why}; every axis of shape {tuple(shape)} (layout {layout_to_spec(layout)}) is transformed, and the "
@@ -276,7 +282,8 @@ def _plan_half_first(shape: tuple[int, ...], layout: Layout, axes: tuple[int, ..
     t = min((d for d in axes if d != r), key=lambda d: (loc[d] % p != 0, -loc[d], d))
     pre = loc[t]
     full = loc[r] * p
-    steps: list[Step] = [Move(g, r, t, full, pre), Rfft(r, shape[r]), Move(g, t, r, pre, m)]
+    steps: list[Step] = [Move(g, r, t, full, pre), Rfft(r, shape[r], nyquist=real != NO_NYQUIST),
+                         Move(g, t, r, pre, m)]
     shp = list(shape)
     shp[r] = m
     rest = _plan_moves(tuple(shp), layout, axes[:-1], mesh_sizes, False)

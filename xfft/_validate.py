@@ -129,18 +129,20 @@ def parse_s(s: object, ax: tuple[int, ...], name: str) -> tuple[int, ...] | None
 
 
 def real_shape(kshape: tuple[int, ...], ax: tuple[int, ...], s: tuple[int, ...] | None,
-               name: str) -> tuple[int, ...]:
-    """The real-space shape of the inverse of a half spectrum of shape ``kshape`` (half axis ``ax[-1]``).
+               name: str, nyquist: bool = True) -> tuple[int, ...]:
+    """The real-space shape of the inverse of a half spectrum of shape ``kshape`` (half axis ``ax[-1]``);
+    ``nyquist=False``: the half axis holds the ``n // 2`` coefficients of an even ``n``, without the Nyquist one.
 
     Raises:
       ValueError: ``s`` asks for cropping or padding, or does not fit the half axis.
     """
     shape = list(kshape)
     last = ax[-1]
+    m = kshape[last]
     if s is None:
-        n = 2 * (kshape[last] - 1)
+        n = 2 * (m - 1) if nyquist else 2 * m
         if n < 1:
-            raise ValueError(f"{name}: the half-spectrum axis {last} has length {kshape[last]}; pass s to set "
+            raise ValueError(f"{name}: the half-spectrum axis {last} has length {m}; pass s to set "
                              "the output length")
     else:
         for d, v in zip(ax[:-1], s[:-1]):
@@ -150,10 +152,15 @@ def real_shape(kshape: tuple[int, ...], ax: tuple[int, ...], s: tuple[int, ...] 
                     f"length {kshape[d]} (xfft's transforms do not crop or pad; xfft.fft's functions do)"
                 )
         n = s[-1]
-        if n < 1 or n // 2 + 1 != kshape[last]:
+        if not nyquist and n != 2 * m:
+            raise ValueError(
+                f"{name}: s={s} is inconsistent with the spectrum shape {tuple(kshape)}: with drop_nyquist=True "
+                f"the half axis {last} holds n // 2 coefficients of an even n = {2 * m}, not {n}"
+            )
+        if n < 1 or (nyquist and n // 2 + 1 != m):
             raise ValueError(
                 f"{name}: s={s} is inconsistent with the spectrum shape {tuple(kshape)}: a real axis of length "
-                f"{n} has {n // 2 + 1} half-spectrum coefficients, but axis {last} has {kshape[last]}"
+                f"{n} has {n // 2 + 1} half-spectrum coefficients, but axis {last} has {m}"
             )
     shape[last] = n
     return tuple(shape)

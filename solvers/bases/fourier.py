@@ -101,13 +101,44 @@ class RealFourier(Fourier):
 
     Parseval weights are 1 for ``m = 0`` and the Nyquist mode, 2 for the others (each stands for itself and its
     conjugate).
+
+    ``nyquist=False`` (an even ``n``): the ``n // 2`` coefficients ``m = 0 .. n/2 - 1``, without the Nyquist one
+    (``xfft.xrfftn(..., drop_nyquist=True)``). A dealiased field has none, so it loses nothing; the grid's
+    transforms may then need one all-to-all fewer (:class:`~solvers.bases.Grid` picks it where they do).
     """
 
     kind = "rfft"
 
+    def __init__(self, n: int, domain: tuple[float, float] | float = 2 * math.pi, *, kept_modes: int | None = None,
+                 nyquist: bool = True):
+        super().__init__(n, domain, kept_modes=kept_modes)
+        if not isinstance(nyquist, (bool, np.bool_)):
+            raise TypeError(f"RealFourier: nyquist must be True or False, got {nyquist!r}")
+        if not nyquist and self.n % 2:
+            raise ValueError(f"RealFourier: nyquist=False needs an even n (an odd n has no Nyquist mode), got {n}")
+        self.nyquist = bool(nyquist)
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + ("" if self.nyquist else ", nyquist=False") + ")"
+
+    def __eq__(self, other) -> bool:
+        return super().__eq__(other) and getattr(other, "nyquist", True) == self.nyquist
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), self.nyquist))
+
+    def without_nyquist(self) -> RealFourier:
+        """The same axis without the Nyquist coefficient (``n // 2`` coefficients)."""
+        return RealFourier(self.n, self.domain, kept_modes=self.kept_modes, nyquist=False)
+
+    def resized(self, n: int) -> RealFourier:
+        """The axis on ``n`` points (the 3/2-padded product grid), with or without the Nyquist coefficient as this
+        one (the padded grid's is never kept: a product's is truncated away, a padded spectrum's is zero)."""
+        return RealFourier(n, self.domain, nyquist=self.nyquist)
+
     @property
     def size(self) -> int:
-        return self.n // 2 + 1
+        return self.n // 2 + (1 if self.nyquist else 0)
 
     def modes(self) -> np.ndarray:
         return np.arange(self.size, dtype=float)

@@ -50,7 +50,9 @@ def test_the_grid_holds_every_shape_the_transforms_hold(meshes, kind):
         with jax.set_mesh(mesh):
             c = grid.forward(jax.device_put(f, grid.real_sharding()))
             # the planned transform itself (xrfftn, norm="forward"), gathered, against numpy
-            np.testing.assert_allclose(np.asarray(c), np.fft.rfftn(f) / f.size, rtol=0, atol=1e-15)
+            ref = np.fft.rfftn(f) / f.size
+            ref = ref if grid.nyquist else ref[..., :-1]  # a 2D grid leaves out the Nyquist coefficient
+            np.testing.assert_allclose(np.asarray(c), ref, rtol=0, atol=1e-15)
     assert (30, 40, 50) in held and (30, 30, 30) not in held  # as xfft: 30x40x50 runs on 8 devices, 30^3 does not
 
 

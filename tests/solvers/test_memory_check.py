@@ -68,9 +68,9 @@ def test_refusal_names_need_and_pool_and_the_largest_grid_fits():
 def test_estimate_holds_the_main_jobs_step_program_not_the_bare_step(tmp_path):
     """Under CFL control the 2D Navier-Stokes step program holds more than the bare step (the rate field
     ``|u|/dx + |v|/dy`` of the fused CFL rate changes XLA's buffer assignment: 54.2 against 44.5 bytes per point at
-    1024^2, LSRK4, measured 2026-11-24). The memory check compiles the run's own step program (dt control and
-    diagnostics rows), so its probe, scaled, covers that program compiled at full size; compiling the bare step
-    underestimated it."""
+    1024^2, LSRK4, measured 2026-11-24; at 512^2 since the 2D grid leaves out its Nyquist coefficient, 47.8 against
+    44.1, 2026-11-25). The memory check compiles the run's own step program (dt control and diagnostics rows), so
+    its probe, scaled, covers that program compiled at full size; compiling the bare step underestimated it."""
     import jax
 
     from solvers import RunConfig, _run
@@ -87,7 +87,7 @@ def test_estimate_holds_the_main_jobs_step_program_not_the_bare_step(tmp_path):
         bare = _memory._bytes(jax.jit(integ.step, donate_argnums=0).lower(eq.abstract_state(), 0.0, 1e-3,
                                                                            coeffs).compile())
     assert run.stepper.control.dt is None and run.stepper.row is not None
-    assert full > 1.15 * bare, (full, bare)  # what the bare step left out
+    assert full > 1.05 * bare, (full, bare)  # what the bare step left out
     scaled = est.programs["step"] * grid.size / math.prod(est.probe)
     assert 1.0 <= scaled / full < 1.3, (scaled, full)
 

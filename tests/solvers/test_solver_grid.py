@@ -122,6 +122,8 @@ def test_two_dimensional_grid(meshes):
     k0, k1 = np.meshgrid(np.fft.fftfreq(32, 1 / 32), 2 * np.fft.rfftfreq(16, 1 / 16), indexing="ij")
     ref = np.fft.rfftn(u, axes=(1, 2)) / (32 * 16)
     ref = ref * (np.abs(k0) != 16) * (np.abs(k1) != 16)  # drop Nyquist modes: odd derivatives are defined
+    assert not grid.nyquist and grid.spectral_shape == (32, 8)  # the half axis without its Nyquist coefficient
+    k0, k1, ref = k0[:, :8], k1[:, :8], ref[..., :8]
 
     @jax.jit
     def ops(v_hat):
@@ -158,3 +160,38 @@ def test_from_physical_and_max(meshes, kind, dealias):
         reductions = [ln for ln in text.splitlines() if re.search(r" all-reduce(?:-start)?\(", ln)]
         assert not [ln for ln in reductions if "max" in ln], reductions
         assert dealias == "3/2" or not reductions
+
+
+@pytest.mark.parametrize("kind", ["single", "slab"])
+@pytest.mark.parametrize("order", ["natural", "transposed"])
+def test_2d_grids_leave_out_the_nyquist_coefficient(meshes, kind, order):
+    """A dealiased 2D grid stores ``n // 2`` coefficients on its half axis, on every mesh (one state shape):
+    a field without a Nyquist component transforms as before, the natural view (checkpoints, users) has the
+    Nyquist coefficient, zero, like ``numpy.fft.rfft2``; on a slab each transform takes one all-to-all (two with
+    the Nyquist coefficient). 3D grids and ``dealias="none"`` keep it."""
+    grid = SpectralGrid(32, meshes[kind], ndim=2, dtype=jnp.float64, order=order)
+    assert not grid.nyquist and not grid.bases[-1].nyquist
+    assert grid.natural_spectral_shape == (32, 17) and sorted(grid.spectral_shape) == [16, 32]
+    j = np.arange(32) * 2 * np.pi / 32
+    f = np.sin(3 * j)[:, None] * np.cos(5 * j)[None, :] + np.cos(j[:, None] + 2 * j[None, :]) ** 2
+    fwd, back = jax.jit(grid.rfft), jax.jit(grid.irfft)
+    c = fwd(jax.device_put(f, grid.real_sharding()))
+    assert c.shape == grid.spectral_shape
+    nat = jax.jit(grid.to_natural)(c)
+    np.testing.assert_allclose(np.asarray(nat), np.fft.rfft2(f) / f.size, rtol=0, atol=1e-15)
+    assert nat.sharding.is_equivalent_to(grid.natural_sharding(), 2)
+    np.testing.assert_array_equal(np.asarray(jax.jit(grid.from_natural)(nat)), np.asarray(c))
+    np.testing.assert_allclose(np.asarray(back(c)), f, rtol=0, atol=1e-14)
+    like = grid.natural_like(jax.ShapeDtypeStruct(grid.spectral_shape, grid.cdtype))
+    assert like.shape == (32, 17)
+    if kind == "slab":
+        def count_op(text, op):
+            return len(re.findall(rf" {op}(?:-start)?\(", text))
+
+        fs = jax.device_put(f, grid.real_sharding())
+        assert count_op(fwd.lower(fs).compile().as_text(), "all-to-all") == 1
+        assert count_op(back.lower(c).compile().as_text(), "all-to-all") == 1
+        with_it = SpectralGrid(32, meshes[kind], ndim=2, dtype=jnp.float64, order=order, dealias="none")
+        assert with_it.nyquist and with_it.spectral_shape in ((32, 17), (17, 32))
+        assert count_op(jax.jit(with_it.rfft).lower(fs).compile().as_text(), "all-to-all") == 2
+    assert SpectralGrid(16, meshes[kind], dtype=jnp.float64, order=order).nyquist  # 3D keeps it

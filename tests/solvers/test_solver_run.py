@@ -102,3 +102,37 @@ def test_checkpoint_written_before_the_parameter_declarations_resumes(tmp_path, 
     b = simulate(_cfg(new, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
     assert a["steps"] == b["steps"] == 4 and a["steps_this_run"] == 2
     assert (old / "diagnostics.csv").read_bytes() == (new / "diagnostics.csv").read_bytes()
+
+
+def test_2d_checkpoint_written_with_the_nyquist_coefficient_resumes(tmp_path, meshes, monkeypatch):
+    """Checkpoints hold the natural half spectrum, Nyquist coefficient included (``n // 2 + 1`` columns), also
+    since 2D grids leave it out of their state: a checkpoint of a grid that kept it (as before 2026-11-25, forced
+    here) resumes, and the run ends where the uninterrupted run of this version ends, to rounding."""
+    import jax
+
+    from solvers._grid import Grid
+
+    kw = dict(equation="navier-stokes-2d", ic="taylor-green", n=32, integrator="rk4", t_end=1.5, diag_every=1)
+    a, b = tmp_path / "a", tmp_path / "b"
+    full = simulate(_cfg(a, **kw), mesh=meshes["slab"])
+    with monkeypatch.context() as m:
+        m.setattr(Grid, "_leaves_out_nyquist", lambda self: False)
+        part = simulate(_cfg(b, max_steps=4, **kw), mesh=meshes["slab"])
+    assert part["steps"] == 4 < full["steps"]
+    grid = SpectralGrid(32, meshes["slab"], ndim=2, dtype=jnp.float64, order="transposed")
+    assert not grid.nyquist
+    like = grid.natural_like(jax.ShapeDtypeStruct(grid.spectral_shape, grid.cdtype))
+    for out in (a, b):
+        state, _ = _final_state(out, like)
+        assert state.shape == (32, 17)  # numpy.fft.rfft2's layout, whatever the state's
+        assert np.all(state[:, 16] == 0)
+    rest = simulate(_cfg(b, resume=True, **kw), mesh=meshes["slab"])
+    assert rest["steps"] == full["steps"] and rest["t"] == full["t"]
+    ra, rb = read_csv(a / "diagnostics.csv"), read_csv(b / "diagnostics.csv")
+    assert [r["step"] for r in ra] == [r["step"] for r in rb]
+    for x, y in zip(ra, rb):
+        for col in ("t", "energy", "enstrophy"):
+            assert float(y[col]) == pytest.approx(float(x[col]), rel=1e-12, abs=1e-300)
+    sa, _ = _final_state(a, like)
+    sb, _ = _final_state(b, like)
+    np.testing.assert_allclose(sb, sa, rtol=0, atol=1e-13 * np.abs(sa).max())

@@ -149,16 +149,18 @@ def test_backend_protocol_is_typed():
     native = backends.get_backend("native")
     assert isinstance(native, backends.Backend)
     assert native.supports_order and native.kinds == frozenset(xfft.R2R_KINDS) and not native.strict
-    assert native.carries_max
-    assert set(backends.Backend.__annotations__) == {"name", "supports_order", "kinds", "strict", "carries_max"}
+    assert native.carries_max and native.drops_nyquist
+    assert set(backends.Backend.__annotations__) == {"name", "supports_order", "kinds", "strict", "carries_max",
+                                                     "drops_nyquist"}
     assert {"order", "kinds"} <= set(inspect.signature(backends.Backend.forward).parameters)
     minimal = DelegatingBackend("minimal")
-    assert [backends.capability(minimal, a) for a in ("supports_order", "kinds", "strict", "carries_max")] == [
-        False, frozenset({"fft", "rfft"}), False, False]
+    assert [backends.capability(minimal, a) for a in ("supports_order", "kinds", "strict", "carries_max",
+                                                       "drops_nyquist")] == [
+        False, frozenset({"fft", "rfft"}), False, False, False]
     from xfft.backends.jaxdecomp import JaxDecompBackend
 
     assert JaxDecompBackend.supports_order is False and JaxDecompBackend.kinds == frozenset({"fft", "rfft"})
-    assert JaxDecompBackend.carries_max is False
+    assert JaxDecompBackend.carries_max is False and JaxDecompBackend.drops_nyquist is False
 
 
 def test_float64_without_x64_warns_once():

@@ -4,7 +4,7 @@ A backend (:class:`Backend`) is an object with ``forward(x, axes, norm, real)`` 
 ``inverse(k, axes, norm, real, real_shape)`` that receive validated, normalized arguments (``axes`` non-negative
 ints, ``norm`` a valid string, dtypes already promoted) and return the transformed global array. Every backend
 gives the same values, output shapes and output shardings; they differ in how the data moves. It says what it
-can do with four attributes, which :func:`select` and the dispatcher read (an object without them gets the
+can do with five attributes, which :func:`select` and the dispatcher read (an object without them gets the
 defaults below):
 
 - ``supports_order`` (default False): it takes ``order="transposed"`` (then passed as a keyword);
@@ -14,7 +14,9 @@ defaults below):
 - ``carries_max`` (default False): ``forward`` takes ``max_of=`` (a real array of ``x``'s trailing shape) and
   returns ``(result, its maximum)``, carrying the maximum in its own exchanges (:func:`xfft.xfftn`); for a
   backend without it the dispatcher takes one ``jnp.max`` beside its transform (the same number, so no
-  fallback and no warning).
+  fallback and no warning);
+- ``drops_nyquist`` (default False): ``forward``/``inverse`` take ``real="no-nyquist"``
+  (:data:`xfft._layout.NO_NYQUIST`, ``drop_nyquist=True``): a half axis of ``n // 2`` coefficients.
 
 What a backend lacks runs on the native backend with a one-time :class:`BackendFallbackWarning`
 (:func:`fallback`), or raises in strict mode.
@@ -69,6 +71,8 @@ class Backend(Protocol):
     strict: bool
     #: True if ``forward`` takes ``max_of=`` and returns ``(result, maximum)`` (the maximum carried in its exchanges)
     carries_max: bool
+    #: True if ``forward``/``inverse`` take ``real="no-nyquist"`` (a half axis without its Nyquist coefficient)
+    drops_nyquist: bool
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
                 kinds: tuple[str, ...] | None = None) -> jax.Array:
@@ -84,12 +88,12 @@ class Backend(Protocol):
 
 #: capabilities of a backend object that does not declare them
 DEFAULTS: dict[str, Any] = {"supports_order": False, "kinds": frozenset({"fft", "rfft"}), "strict": False,
-                            "carries_max": False}
+                            "carries_max": False, "drops_nyquist": False}
 
 
 def capability(backend: object, attribute: str) -> Any:
-    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict`` or ``carries_max``), else
-    :data:`DEFAULTS`."""
+    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict``, ``carries_max`` or
+    ``drops_nyquist``), else :data:`DEFAULTS`."""
     return getattr(backend, attribute, DEFAULTS[attribute])
 
 
@@ -233,13 +237,14 @@ def order_fallback(backend: Backend, order: str) -> Backend:
 
 
 def select(backend: str | Backend | None, *, order: str = "natural",
-           kinds: tuple[str, ...] | None = None) -> tuple[Backend, dict[str, Any]]:
+           kinds: tuple[str, ...] | None = None, nyquist: bool = True) -> tuple[Backend, dict[str, Any]]:
     """The backend that runs a transform, and the keywords to pass it: the one dispatch rule of every transform.
 
     Args:
       backend: a name, a backend object or None (:func:`default_backend`).
       order: the spectral axis order (validated).
       kinds: the kind of each transformed axis, or None for Fourier axes only.
+      nyquist: False for a half axis without its Nyquist coefficient (``drop_nyquist=True``).
 
     Returns:
       ``(backend, keywords)``: ``backend`` itself when it can run the transform, else native
@@ -254,6 +259,8 @@ def select(backend: str | Backend | None, *, order: str = "natural",
     missing = sorted(set(kinds or ()) - set(capability(b, "kinds")))
     if missing:
         b = fallback(b, f"the transform kinds {missing}")
+    if not nyquist and not capability(b, "drops_nyquist"):
+        b = fallback(b, "drop_nyquist=True")
     keywords: dict[str, Any] = {}
     if order != "natural":
         keywords["order"] = order

@@ -269,6 +269,7 @@ class JaxDecompBackend:
     supports_order = False  # order="transposed" runs on native (xfft.backends.fallback)
     kinds = frozenset({"fft", "rfft"})  # real-to-complex falls back inside (see _route); DCT/DST run on native
     carries_max = False  # max_of=: the dispatcher takes one jnp.max beside jaxDecomp's transform
+    drops_nyquist = False  # drop_nyquist=True runs on the native backend
 
     def __init__(self, strict: bool | None = None, engine: str = "auto") -> None:
         self._lib = _library()

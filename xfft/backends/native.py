@@ -29,6 +29,7 @@ class NativeBackend:
     kinds = frozenset(KINDS)
     strict = False
     carries_max = True
+    drops_nyquist = True
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
                 kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None):
