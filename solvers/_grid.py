@@ -118,9 +118,6 @@ class Grid:
         last = self.bases[-1]
         if isinstance(last, RealFourier) and last.nyquist and dealias != "none" and self._leaves_out_nyquist():
             self.bases = self.bases[:-1] + (last.without_nyquist(),)
-        #: whether spectra hold the half axis's Nyquist coefficient (see :meth:`_leaves_out_nyquist`); the
-        #: natural view (:meth:`to_natural`, checkpoints) always does
-        self.nyquist = not isinstance(self.bases[-1], RealFourier) or self.bases[-1].nyquist
         self._real, self._spec, self.perm = _layouts(self.mesh, self.shape, self.kinds, order, self.nyquist)
         self.natural_spectral_shape = tuple(b.size for b in self.bases[:-1]) + (
             self.bases[-1].size + (0 if self.nyquist else 1),)
@@ -155,6 +152,13 @@ class Grid:
         except ValueError:
             return False
         return True
+
+    @property
+    def nyquist(self) -> bool:
+        """Whether spectra hold the half axis's Nyquist coefficient (True without a half axis; see
+        :meth:`_leaves_out_nyquist`). The natural view (:meth:`to_natural`, checkpoints) always does."""
+        last = self.bases[-1]
+        return not isinstance(last, RealFourier) or last.nyquist
 
     # ----- siblings --------------------------------------------------------------------------------
     def with_basis(self, axis: int, basis: Basis) -> Grid:

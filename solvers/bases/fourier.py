@@ -103,8 +103,9 @@ class RealFourier(Fourier):
     conjugate).
 
     ``nyquist=False`` (an even ``n``): the ``n // 2`` coefficients ``m = 0 .. n/2 - 1``, without the Nyquist one
-    (``xfft.xrfftn(..., drop_nyquist=True)``). A dealiased field has none, so it loses nothing; the grid's
-    transforms may then need one all-to-all fewer (:class:`~solvers.bases.Grid` picks it where they do).
+    (``xfft.xrfftn(..., drop_nyquist=True)``). A dealiased field has none, so it loses nothing, and on a 2D slab
+    each transform then takes one all-to-all instead of two; :class:`~solvers.bases.Grid` picks it for dealiased 2D
+    grids of real fields.
     """
 
     kind = "rfft"
@@ -122,7 +123,7 @@ class RealFourier(Fourier):
         return super().__repr__()[:-1] + ("" if self.nyquist else ", nyquist=False") + ")"
 
     def __eq__(self, other) -> bool:
-        return super().__eq__(other) and getattr(other, "nyquist", True) == self.nyquist
+        return super().__eq__(other) and other.nyquist == self.nyquist
 
     def __hash__(self) -> int:
         return hash((super().__hash__(), self.nyquist))
@@ -133,7 +134,8 @@ class RealFourier(Fourier):
 
     def resized(self, n: int) -> RealFourier:
         """The axis on ``n`` points (the 3/2-padded product grid), with or without the Nyquist coefficient as this
-        one (the padded grid's is never kept: a product's is truncated away, a padded spectrum's is zero)."""
+        one. Leaving it out on the padded grid loses nothing: a padded spectrum's is zero, and a product's is
+        truncated away on the way back to this grid."""
         return RealFourier(n, self.domain, nyquist=self.nyquist)
 
     @property

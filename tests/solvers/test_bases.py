@@ -129,3 +129,21 @@ def test_grid_errors_name_the_problem(meshes):
         Grid((Fourier(16), Chebyshev(16)), meshes["slab"])
     with pytest.raises(ValueError, match="domain"):
         Fourier(8, (1.0, 1.0))
+
+
+def test_real_fourier_without_nyquist():
+    """``RealFourier(n, nyquist=False)``: the ``n // 2`` modes ``0 .. n/2 - 1``, Parseval weights 1 then 2 (against
+    ``numpy.fft.rfft`` of a field with no Nyquist component), a distinct basis; the padded grid's basis keeps the
+    choice; an odd ``n`` or a non-bool is refused, naming the argument."""
+    b = RealFourier(16, 2 * math.pi, nyquist=False)
+    assert b.size == 8 and list(b.modes()) == list(range(8)) and b != RealFourier(16, 2 * math.pi)
+    assert b == RealFourier(16, 2 * math.pi).without_nyquist() and hash(b) == hash(RealFourier(16).without_nyquist())
+    assert "nyquist=False" in repr(b) and not b.resized(24).nyquist and b.resized(24).size == 12
+    x = np.arange(16) * 2 * np.pi / 16
+    f = 1.5 + np.cos(3 * x) - 2 * np.sin(7 * x)
+    c = np.fft.rfft(f)[:8] / 16
+    assert float(np.sum(b.parseval() * np.abs(c) ** 2)) == pytest.approx(np.mean(f ** 2), rel=1e-14)
+    with pytest.raises(ValueError, match="nyquist=False needs an even n"):
+        RealFourier(15, nyquist=False)
+    with pytest.raises(TypeError, match="nyquist"):
+        RealFourier(16, nyquist="no")
