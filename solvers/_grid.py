@@ -21,6 +21,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 import xfft
 
+from . import _reductions
 from .bases import DEALIAS, Basis, Chebyshev, Cosine, Fourier, RealFourier, Sine
 from .bases._base import along
 
@@ -487,7 +488,7 @@ class Grid:
         """Volume mean of a physical field (quadrature weights of every axis; sums over leading axes)."""
         w = functools.reduce(lambda a, b: a * b, [self.along(b.weights() / b.length, d)
                                                   for d, b in enumerate(self.bases)])
-        return jnp.sum(w * f)
+        return self.total(w * f, spectral=False)
 
     def mean_square(self, c: jax.Array) -> jax.Array:
         """Volume mean of ``|f|^2`` from the coefficients (summed over leading axes): Parseval on orthogonal
@@ -508,7 +509,22 @@ class Grid:
                 b = jnp.moveaxis(jnp.tensordot(g, jnp.moveaxis(b, ax, 0), axes=1), 0, ax)
             else:
                 raise NotImplementedError(f"inner products on a {type(basis).__name__} axis")
-        return jnp.sum(weight * (a.real * b.real + a.imag * b.imag))
+        return self.total(weight * (a.real * b.real + a.imag * b.imag))
+
+    def total(self, x: jax.Array, spectral: bool = True) -> jax.Array:
+        """``jnp.sum(x)`` of an array sharded as this grid's spectra (``spectral=False``: as its physical fields),
+        any leading batch axes: inside :func:`solvers._reductions.fused` (the diagnostics row) it shares one
+        all-reduce with the row's other sums."""
+        lead = x.ndim - self.ndim
+        spec = (self.spectral_sharding if spectral else self.real_sharding)(lead).spec
+        return _reductions.total(jnp.sum, self.mesh, (spec,), x, plain=jnp.sum)
+
+    def maximum(self, x: jax.Array, spectral: bool = False) -> jax.Array:
+        """``jnp.max(x)`` of an array sharded as this grid's physical fields (``spectral=True``: as its spectra),
+        any leading batch axes; shares the row's one collective like :meth:`total`."""
+        lead = x.ndim - self.ndim
+        spec = (self.spectral_sharding if spectral else self.real_sharding)(lead).spec
+        return _reductions.total(jnp.max, self.mesh, (spec,), x, plain=jnp.max, op="max")
 
     # ----- replicated small arrays (plots, diagnostics) ------------------------------------------
     def replicate(self, x: jax.Array) -> jax.Array:

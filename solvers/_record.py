@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._reductions import fused
 from ._resolution import ResolutionMonitor
 
 
@@ -65,17 +66,24 @@ class Recorder:
         before a run (the memory check)."""
         return cls(eq, None, None, False, jax.eval_shape(eq.spectrum, eq.abstract_state()) is not None)
 
-    def _values(self, state, t, dt):
-        return self.eq.diagnostics(state, t, dt), self.eq.spectrum(state) if self.has_spec else None
+    def _values(self, state, t, dt, rate=None):
+        """The diagnostics (the CFL number ``dt * rate`` where ``rate`` is given) and the spectrum of ``state``,
+        their reductions over the devices in one collective (:func:`solvers._reductions.fused`: XLA:CPU runs one
+        rendezvous of the device threads per reduction)."""
+        def values(s):
+            d = self.eq.diagnostics(s, t, dt)
+            if rate is not None and self.cfl_position is not None:
+                d = {**d, self.names[self.cfl_position]: dt * rate}
+            return d, self.eq.spectrum(s) if self.has_spec else None
+
+        return fused(values, self.eq.grid.mesh, state)
 
     def row(self, state, t, dt, rate=None) -> jax.Array:
         """The row of ``state`` as one vector (:func:`pack_dtype`): the diagnostics in :attr:`names` order, then
         the spectrum. Pure and jit-able (traced into the step program's loop). ``rate`` (where the row has a CFL
         number, :attr:`cfl_position`): the state's advective rate, known already; the CFL number is then
         ``dt * rate`` and the equation's own rate of the state is not computed (XLA drops what nothing uses)."""
-        d, spec = self._values(state, t, dt)
-        if rate is not None and self.cfl_position is not None:
-            d = {**d, self.names[self.cfl_position]: dt * rate}
+        d, spec = self._values(state, t, dt, rate)
         pack = pack_dtype()
         for k in self.names:
             if jnp.size(d[k]) != 1:

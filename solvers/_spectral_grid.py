@@ -8,10 +8,11 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh
 
 import xfft
 
+from . import _reductions
 from ._grid import Grid, rmul, safe_inverse, times_i
 from .bases.fourier import keep_modes, periodic_bases
 
@@ -201,7 +202,7 @@ class SpectralGrid(Grid):
         ``multiplier`` (a real spectral array, e.g. ``k2()``) weights each mode: ``sum_k m_k |f_k|^2``.
         """
         w = self._weight if multiplier is None else self._weight * multiplier
-        return jnp.sum(w * (f_hat.real ** 2 + f_hat.imag ** 2))
+        return self.total(w * (f_hat.real ** 2 + f_hat.imag ** 2))
 
     @property
     def dk(self) -> float:
@@ -228,18 +229,12 @@ class SpectralGrid(Grid):
     def radial_sum(self, density: jax.Array) -> jax.Array:
         """Sum a spectral density (spectral sharding, r2c weights applied here) over shells |k| ~ j dk.
 
-        Each device bins its own block and one ``psum`` combines them; the result is replicated.
+        Each device bins its own block and one ``psum`` combines them (inside :func:`solvers._reductions.fused`,
+        the row's one psum); the result is replicated.
         """
         nb = self.num_shells
         dens = density * self._weight
         shell = jnp.broadcast_to(self.shell_index(), dens.shape)
-
-        def local(d, s):
-            out = jnp.zeros((nb,), d.dtype).at[s.ravel()].add(d.ravel())
-            names = tuple(n for n, size in zip(self.mesh.axis_names, self.mesh.axis_sizes) if size > 1)
-            return jax.lax.psum(out, names) if names else out
-
-        if self.mesh.size == 1:
-            return local(dens, shell)
-        spec = self.spectral_sharding().spec
-        return jax.shard_map(local, mesh=self.mesh, in_specs=(spec, spec), out_specs=PartitionSpec())(dens, shell)
+        spec = self.spectral_sharding(dens.ndim - self.ndim).spec
+        return _reductions.total(lambda d, s: jnp.zeros((nb,), d.dtype).at[s.ravel()].add(d.ravel()),
+                                 self.mesh, (spec, spec), dens, shell)

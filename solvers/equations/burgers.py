@@ -79,7 +79,7 @@ class Burgers(VelocityEquation):
         gsq = 0.5 * g.mean_square(u_hat, g.k2())
         du = g.irfft(jnp.stack([1j * g.k[0] * u_hat[0], g.div(u_hat)]))
         return {"energy": diag.kinetic_energy(g, u_hat), "gradient_sq": gsq, "dissipation": 2 * self.nu * gsq,
-                "max_dudx": jnp.max(jnp.abs(du[0])), "min_div": jnp.min(du[1]),
+                "max_dudx": g.maximum(jnp.abs(du[0])), "min_div": -g.maximum(-du[1]),
                 "cfl": diag.cfl_number(g, u_hat, dt), "resolution": diag.resolution(g, u_hat)}
 
 

@@ -99,7 +99,7 @@ class PhaseField(Equation):
 
     def mass(self, c_hat: jax.Array) -> jax.Array:
         """``<c>``: the k = 0 coefficient, by a sharded reduction."""
-        return jnp.sum(jnp.where(self.grid.k2() == 0, c_hat.real, 0))
+        return self.grid.total(jnp.where(self.grid.k2() == 0, c_hat.real, 0))
 
     def energy(self, c_hat: jax.Array) -> jax.Array:
         return self.free_energy(c_hat)
@@ -116,8 +116,8 @@ class PhaseField(Equation):
         ``resolution`` (:func:`~solvers.diagnostics.resolution` of ``c - <c>``)."""
         g = self.grid
         c = g.irfft(c_hat)
-        return {"energy": self.free_energy(c_hat), "mass": self.mass(c_hat), "c_min": jnp.min(c),
-                "c_max": jnp.max(c), "resolution": diag.resolution(g, c_hat, (g.k2() > 0).astype(g.dtype))}
+        return {"energy": self.free_energy(c_hat), "mass": self.mass(c_hat), "c_min": -g.maximum(-c),
+                "c_max": g.maximum(c), "resolution": diag.resolution(g, c_hat, (g.k2() > 0).astype(g.dtype))}
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid

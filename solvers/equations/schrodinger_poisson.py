@@ -106,11 +106,11 @@ class Schrodinger(Equation):
 
     def mass(self, psi_hat: jax.Array) -> jax.Array:
         """``N = int |psi|^2 dV`` (Parseval on the spectrum)."""
-        return self.volume * jnp.sum(psi_hat.real ** 2 + psi_hat.imag ** 2)
+        return self.volume * self.grid.total(psi_hat.real ** 2 + psi_hat.imag ** 2)
 
     def kinetic_energy(self, psi_hat: jax.Array) -> jax.Array:
         """``int |grad psi|^2 / 2 dV``."""
-        return self.volume * jnp.sum(0.5 * self.k2() * (psi_hat.real ** 2 + psi_hat.imag ** 2))
+        return self.volume * self.grid.total(0.5 * self.k2() * (psi_hat.real ** 2 + psi_hat.imag ** 2))
 
     def energy(self, psi_hat: jax.Array) -> jax.Array:
         """Total energy ``K + W`` (conserved by the real-time dynamics)."""
@@ -129,7 +129,7 @@ class Schrodinger(Equation):
         pot = self.potential_energy(psi)
         rho = psi.real ** 2 + psi.imag ** 2
         return {"mass": self.mass(psi_hat), "kinetic": kin, **pot, "energy": kin + sum(pot.values()),
-                "max_density": jnp.max(rho), "resolution": diag.resolution(self.grid, psi_hat, rule="none")}
+                "max_density": self.grid.maximum(rho), "resolution": diag.resolution(self.grid, psi_hat, rule="none")}
 
     def plot_field(self, psi_hat: jax.Array) -> tuple[str, jax.Array]:
         psi = self.to_real(psi_hat)
