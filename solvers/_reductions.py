@@ -1,4 +1,4 @@
-"""Sums over the devices fused into one all-reduce: what the diagnostics row uses.
+"""Reductions over the devices fused into one collective: what the diagnostics row uses.
 
 XLA combines a program's independent sums into one all-reduce of several buffers, and XLA:CPU runs such an
 all-reduce as one rendezvous of every device thread per buffer. Measured on 8 CPU devices of a 2-core machine
@@ -6,13 +6,15 @@ all-reduce as one rendezvous of every device thread per buffer. Measured on 8 CP
 The 2D Navier-Stokes row (five sums and a spectrum: six buffers) cost 2.4 ms inside the step program, more than
 half a 4.2 ms step at 256^2, so rows every 10 steps added 6% to the main job.
 
-:func:`fused` evaluates a function twice while it is traced. The first time, every reduction taken through
-:func:`total` (the grid's means and Parseval sums, radial spectra, maxima of fields) records its per-device
-partial, with no communication, and returns zeros. The partials of one dtype and one set of mesh axes are
-concatenated and joined across the devices by one collective: a ``psum``, or an all-gather where maxima are
-among them. The second time, each :func:`total` returns its value, in the order the first evaluation asked for
-them. What the first evaluation computed besides the partials is unused, and JAX and XLA drop it. A reduction
-taken otherwise (a plain ``jnp.sum`` or ``jnp.max``) keeps its own all-reduce.
+:func:`fused` traces a function three times. The first time, every reduction taken through :func:`total` (the
+grid's means and Parseval sums, radial spectra, maxima of fields) records its per-device partial, with no
+communication, and returns zeros. The second time (a jaxpr with the reductions' values as inputs) finds which of
+them the results use: the row's CFL number, filled in from the step's own rate, uses none, and the transform
+behind it must stay out of the program. The partials used, of one dtype and one set of mesh axes, are
+concatenated and joined across the devices by one collective: a ``psum``, or an all-gather where maxima are among
+them. The third time, each :func:`total` returns its value, in the order the first evaluation asked for them.
+What the first evaluation computed besides the partials is unused, and JAX and XLA drop it. A reduction taken
+otherwise (a plain ``jnp.sum`` or ``jnp.max``) keeps its own all-reduce.
 
 Outside :func:`fused`, :func:`total` is the plain reduction the caller gives (``jnp.sum``, or its own
 ``shard_map`` with a ``psum``): programs without rows compile exactly as before.
@@ -47,7 +49,7 @@ class _Collect:
 
 
 class _Replay:
-    """Second evaluation: the sums, in call order."""
+    """Later evaluations: the reductions' values, in call order."""
 
     def __init__(self, mesh: Mesh, values: list[jax.Array]):
         self.mesh, self.values, self.next = mesh, values, 0
@@ -81,8 +83,8 @@ def total(local: Callable[..., jax.Array], mesh: Mesh, specs: tuple[PartitionSpe
         return _plain(local, mesh, specs, names, arrays, plain, op)
     if isinstance(state, _Replay):
         if state.next >= len(state.values):
-            raise RuntimeError("fused: the second evaluation took more sums than the first (the function must not "
-                               "depend on the values of its sums to decide which sums to take)")
+            raise RuntimeError("fused: a later evaluation took more reductions than the first (the function must "
+                               "not depend on the values of its reductions to decide which to take)")
         value = state.values[state.next]
         state.next += 1
         return value
@@ -129,11 +131,12 @@ def _evaluate(fn, args, state):
 
 
 def _replayed(fn, mesh, values, args):
-    """The second evaluation: ``fn(*args)`` with the sums ``values``."""
+    """``fn(*args)`` with the reductions' ``values`` (in the order the first evaluation took them)."""
     replay = _Replay(mesh, list(values))
     out = _evaluate(fn, args, replay)
     if replay.next != len(replay.values):
-        raise RuntimeError(f"fused: the second evaluation took {replay.next} sums, the first {len(replay.values)}")
+        raise RuntimeError(f"fused: a later evaluation took {replay.next} reductions, the first "
+                           f"{len(replay.values)}")
     return out
 
 
@@ -156,7 +159,7 @@ def fused(fn: Callable[..., Any], mesh: Mesh, *args) -> Any:
     use their values); it is called as it is on one device and inside another :func:`fused`.
 
     Raises:
-      RuntimeError: ``fn`` took other reductions the second time.
+      RuntimeError: ``fn`` took other reductions in a later evaluation.
     """
     if mesh.size == 1 or getattr(_STATE, "active", None) is not None:
         return fn(*args)

@@ -132,5 +132,5 @@ def test_fused_contract(meshes):
         calls.append(1)
         return [total(jnp.sum, mesh, (spec,), a) for _ in range(len(calls) + 1)]
 
-    with jax.set_mesh(mesh), pytest.raises(RuntimeError, match="more sums than the first"):
+    with jax.set_mesh(mesh), pytest.raises(RuntimeError, match="more reductions than the first"):
         jax.jit(lambda a: fused(changing, mesh, a))(x)
