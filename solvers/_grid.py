@@ -514,17 +514,31 @@ class Grid:
     def total(self, x: jax.Array, spectral: bool = True) -> jax.Array:
         """``jnp.sum(x)`` of an array sharded as this grid's spectra (``spectral=False``: as its physical fields),
         any leading batch axes: inside :func:`solvers._reductions.fused` (the diagnostics row) it shares one
-        all-reduce with the row's other sums."""
-        lead = x.ndim - self.ndim
-        spec = (self.spectral_sharding if spectral else self.real_sharding)(lead).spec
-        return _reductions.total(jnp.sum, self.mesh, (spec,), x, plain=jnp.sum)
+        collective with the row's other reductions.
+
+        Raises:
+          ValueError: ``x`` does not end with the grid's spectral (physical) shape.
+        """
+        return _reductions.total(jnp.sum, self.mesh, (self._spec_of(x, spectral, "total"),), x, plain=jnp.sum)
 
     def maximum(self, x: jax.Array, spectral: bool = False) -> jax.Array:
-        """``jnp.max(x)`` of an array sharded as this grid's physical fields (``spectral=True``: as its spectra),
-        any leading batch axes; shares the row's one collective like :meth:`total`."""
-        lead = x.ndim - self.ndim
-        spec = (self.spectral_sharding if spectral else self.real_sharding)(lead).spec
+        """``jnp.max(x)`` of a real array sharded as this grid's physical fields (``spectral=True``: as its
+        spectra), any leading batch axes; shares the row's one collective like :meth:`total`.
+
+        Raises:
+          ValueError: ``x`` does not end with the grid's physical (spectral) shape.
+        """
+        spec = self._spec_of(x, spectral, "maximum")
         return _reductions.total(jnp.max, self.mesh, (spec,), x, plain=jnp.max, op="max")
+
+    def _spec_of(self, x: jax.Array, spectral: bool, name: str) -> PartitionSpec:
+        """The partition spec of ``x``: the grid's spectral (or physical) one after ``x``'s leading batch axes."""
+        want = tuple(self.spectral_shape if spectral else self.shape)
+        shape = tuple(jnp.shape(x))
+        if len(shape) < self.ndim or shape[len(shape) - self.ndim:] != want:
+            raise ValueError(f"{name}: x must end with the grid's {'spectral' if spectral else 'physical'} shape "
+                             f"{want}, got shape {shape}")
+        return (self.spectral_sharding if spectral else self.real_sharding)(len(shape) - self.ndim).spec
 
     # ----- replicated small arrays (plots, diagnostics) ------------------------------------------
     def replicate(self, x: jax.Array) -> jax.Array:

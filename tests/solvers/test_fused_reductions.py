@@ -125,6 +125,12 @@ def test_fused_contract(meshes):
     assert len(_all_reduces(text)) == 1 and re.search(r"f64\[2\]\{0\} all-reduce\(", text)
     with pytest.raises(ValueError, match="op must be one of"):
         total(jnp.sum, mesh, (spec,), x, op="min")
+    grid = SpectralGrid(8, mesh, ndim=2, dtype=jnp.float64)  # spectra (8, 4), physical fields (8, 8)
+    with pytest.raises(ValueError, match=r"total: x must end with the grid's spectral shape \(8, 4\), got shape \(8,"):
+        grid.total(jnp.ones((8, 8)))
+    with pytest.raises(ValueError, match=r"maximum: x must end with the grid's physical shape \(8, 8\)"):
+        grid.maximum(jnp.ones((3,)))
+    assert float(grid.total(jnp.ones((2, 8, 4)))) == 64.0 and float(grid.maximum(jnp.eye(8), spectral=False)) == 1.0
 
     calls = []
 
