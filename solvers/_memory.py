@@ -21,6 +21,12 @@ import jax
 
 #: grid points of the probe: 32^3 in 3D, 192^2 in 2D (axes already smaller are kept)
 PROBE_POINTS = 32 ** 3
+#: margin of an estimate scaled from the probe: XLA's buffer assignment depends on the grid's size, so the same
+#: program can hold more per point at full size than at the probe's. Measured (jax 0.10.2, 8 CPU devices,
+#: 2026-11-25) at the sizes where memory binds (2D 768^2-4096^2, 3D 128^3-256^3; the step programs of
+#: navier-stokes(-2d), LSRK4/RK4/ETDRK4, float32/float64): the probe scaled came within 0.981 (navier-stokes-2d,
+#: LSRK4, float64, 768^2) to 1.23 of the full compile
+HEADROOM = 1.05
 #: a run whose devices need at most this many bytes per grid point of their pool fits without a probe: twice the
 #: heaviest registered configuration measured (rayleigh-benard, etdrk4, dealias 3/2, float64: 6.7 kB per point)
 TRIVIAL_BYTES_PER_POINT = 16 * 1024
@@ -43,7 +49,8 @@ class Estimate:
     """Peak bytes of one device for a run of ``shape``, from programs compiled on the grid ``probe``.
 
     ``programs`` holds each program's bytes per device on the probe (arguments + outputs + temporaries - donated
-    and aliased); the peak is the largest, scaled by the ratio of grid points (exact where ``probe == shape``).
+    and aliased); the peak is the largest, scaled by the ratio of grid points with :data:`HEADROOM` (exact where
+    ``probe == shape``).
     """
 
     shape: tuple[int, ...]
@@ -53,8 +60,9 @@ class Estimate:
 
     @property
     def bytes_per_point(self) -> float:
-        """Bytes of all devices together per grid point."""
-        return max(self.programs.values()) * self.devices / math.prod(self.probe)
+        """Bytes of all devices together per grid point (with :data:`HEADROOM` where scaled from the probe)."""
+        margin = 1.0 if self.probe == self.shape else HEADROOM
+        return margin * max(self.programs.values()) * self.devices / math.prod(self.probe)
 
     @property
     def per_device(self) -> int:
@@ -255,7 +263,7 @@ def describe(est: Estimate | None, pool: Pool | None) -> str:
     if est is None:
         return f"not estimated; {have}"
     how = "exact: compiled on this grid" if est.probe == est.shape else \
-        f"scaled from a {shape_text(est.probe)} compile"
+        f"scaled from a {shape_text(est.probe)} compile, +{round(100 * (HEADROOM - 1))}%"
     return (f"about {size_text(est.per_device)} per device ({size_text(est.per_device * est.devices)} on "
             f"{est.devices} devices, {est.bytes_per_point:.0f} B per grid point; {how}); {have}")
 

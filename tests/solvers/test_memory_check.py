@@ -15,9 +15,9 @@ from solvers.equations import NavierStokes, NavierStokes2D
 from solvers.integrators import INTEGRATORS, CFLStep
 
 
-def _make(cls, mesh, integrator):
+def _make(cls, mesh, integrator, dtype="float32"):
     def make(shape):
-        grid = cls.grid_for(shape, mesh, box_length=cls.default_box_length(len(shape)), dtype="float32",
+        grid = cls.grid_for(shape, mesh, box_length=cls.default_box_length(len(shape)), dtype=dtype,
                             dealias="2/3", backend=None, params={})
         eq = cls(grid)
         return eq, INTEGRATORS[integrator](eq)
@@ -28,27 +28,33 @@ def _cfl_stepper(eq, integ):  # the main job's CFL step program with its rows, a
     return _stepper(eq, integ, CFLStep(0.5), Recorder.detached(eq), math.inf)
 
 
-@pytest.mark.parametrize("cls, integrator, shape", [
-    (NavierStokes, "lsrk4", (64, 64, 64)),
-    (NavierStokes2D, "etdrk4", (384, 384)),
-], ids=["navier-stokes-64^3", "navier-stokes-2d-384^2"])
-def test_probe_scaled_per_point_is_close_above_the_full_compile(cls, integrator, shape):
-    """The per-point figure of the small probe, scaled to the run's grid, is within 0 to +10% of the same programs
-    compiled at full size: fields scale exactly, tables and scalars are over-counted (never under)."""
+@pytest.mark.parametrize("cls, integrator, shape, dtype", [
+    (NavierStokes, "lsrk4", (64, 64, 64), "float32"),
+    (NavierStokes2D, "etdrk4", (384, 384), "float32"),
+    (NavierStokes2D, "lsrk4", (768, 768), "float64"),
+], ids=["navier-stokes-64^3", "navier-stokes-2d-384^2", "navier-stokes-2d-lsrk4-float64-768^2"])
+def test_probe_scaled_per_point_is_close_above_the_full_compile(cls, integrator, shape, dtype):
+    """The per-point figure of the small probe, scaled to the run's grid with ``HEADROOM``, is within 0 to +20% of
+    the same programs compiled at full size: tables and scalars are over-counted, and the margin covers XLA's
+    buffer assignment, which varies with the size (without it the last case was 0.981 of the full compile,
+    2026-11-25)."""
     mesh = xfft.make_mesh("slab")
-    make = _make(cls, mesh, integrator)
+    make = _make(cls, mesh, integrator, dtype)
     ic = next(iter(cls.initial_conditions))
     est = _memory.estimate(shape, mesh.size, make, ic, {}, _cfl_stepper)
     assert math.prod(est.probe) < math.prod(shape)
     eq, integ = make(shape)
     full = max(_memory.program_bytes(eq, _cfl_stepper(eq, integ), ic, {}).values())
     ratio = est.per_device / full
-    assert 1.0 <= ratio < 1.10, (est.probe, est.per_device, full, ratio)
+    assert 1.0 <= ratio < 1.2, (est.probe, est.per_device, full, ratio)
+    assert est.per_device == pytest.approx(_memory.HEADROOM * max(est.programs.values())
+                                           * math.prod(shape) / math.prod(est.probe), rel=1e-6)
 
 
 def test_refusal_names_need_and_pool_and_the_largest_grid_fits():
     est = _memory.Estimate((1024, 1024, 1024), (32, 32, 32), 8, {"step": 64 * 32 ** 3 // 8})
-    assert est.bytes_per_point == pytest.approx(64)
+    assert est.bytes_per_point == pytest.approx(64 * _memory.HEADROOM)  # scaled: with the margin
+    assert _memory.Estimate((32, 32, 32), (32, 32, 32), 8, est.programs).bytes_per_point == pytest.approx(64)
     pool = _memory.Pool(available=8 * 2 ** 30, share=8, kind="host")  # 8 GiB for 8 CPU devices
     assert not _memory.fits(est, pool)
     largest = _memory.largest_fitting(est, pool, lambda s: s[0] % 8 == 0)
@@ -56,7 +62,7 @@ def test_refusal_names_need_and_pool_and_the_largest_grid_fits():
     assert _memory.fits(est.scaled(largest), pool)
     assert not _memory.fits(est.scaled((largest[0] + 8,) * 3), pool)
     line = _memory.refusal(est, pool, "navier-stokes", largest)
-    assert line.startswith("n: a 1024^3 navier-stokes run needs about 8 GiB per device (64 GiB on 8 devices)"), line
+    assert line.startswith("n: a 1024^3 navier-stokes run needs about 8.4 GiB per device (67.2 GiB on 8 devices)"), line
     assert f"the largest cube that fits is about {largest[0]}^3" in line and "\n" not in line
     # an accelerator's own memory: per device
     gpu = _memory.Pool(available=80 * 10 ** 9, share=1, kind="device")
@@ -70,7 +76,8 @@ def test_estimate_holds_the_main_jobs_step_program_not_the_bare_step(tmp_path):
     ``|u|/dx + |v|/dy`` of the fused CFL rate changes XLA's buffer assignment: 54.2 against 44.5 bytes per point at
     1024^2, LSRK4, measured 2026-11-24; at 512^2 since the 2D grid leaves out its Nyquist coefficient, 47.8 against
     44.1, 2026-11-25). The memory check compiles the run's own step program (dt control and diagnostics rows), so
-    its probe, scaled, covers that program compiled at full size; compiling the bare step underestimated it."""
+    its probe, scaled with its margin, covers that program compiled at full size; compiling the bare step
+    underestimated it."""
     import jax
 
     from solvers import RunConfig, _run
@@ -88,8 +95,7 @@ def test_estimate_holds_the_main_jobs_step_program_not_the_bare_step(tmp_path):
                                                                            coeffs).compile())
     assert run.stepper.control.dt is None and run.stepper.row is not None
     assert full > 1.05 * bare, (full, bare)  # what the bare step left out
-    scaled = est.programs["step"] * grid.size / math.prod(est.probe)
-    assert 1.0 <= scaled / full < 1.3, (scaled, full)
+    assert 1.0 <= est.per_device / full < 1.3, (est.per_device, full)
 
 
 @pytest.mark.parametrize("equation, n, ic, ic_most, step_most", [
