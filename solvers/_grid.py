@@ -527,8 +527,11 @@ class Grid:
 
         Raises:
           ValueError: ``x`` does not end with the grid's physical (spectral) shape.
+          TypeError: ``x`` is complex (a maximum of complex numbers means nothing; take ``jnp.abs`` first).
         """
         spec = self._spec_of(x, spectral, "maximum")
+        if jnp.iscomplexobj(x):
+            raise TypeError(f"maximum: x must be real, got {jnp.result_type(x)} (take jnp.abs(x) first)")
         return _reductions.total(jnp.max, self.mesh, (spec,), x, plain=jnp.max, op="max")
 
     def _spec_of(self, x: jax.Array, spectral: bool, name: str) -> PartitionSpec:

@@ -130,6 +130,8 @@ def test_fused_contract(meshes):
         grid.total(jnp.ones((8, 8)))
     with pytest.raises(ValueError, match=r"maximum: x must end with the grid's physical shape \(8, 8\)"):
         grid.maximum(jnp.ones((3,)))
+    with pytest.raises(TypeError, match="maximum: x must be real, got complex128"):
+        grid.maximum(jnp.ones((8, 8), jnp.complex128))
     assert float(grid.total(jnp.ones((2, 8, 4)))) == 64.0 and float(grid.maximum(jnp.eye(8), spectral=False)) == 1.0
 
     calls = []
