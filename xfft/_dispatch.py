@@ -7,12 +7,14 @@ import jax.numpy as jnp
 
 from ._layout import NO_NYQUIST
 from ._order import check_order, transposed_spectrum
+from ._partition import max_where
 from ._validate import real_shape
 from .backends import Backend, capability, select
 
 
 def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backend: str | Backend | None,
-            order: str, kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None):
+            order: str, kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None,
+            max_if: jax.Array | bool | None = None):
     """Forward transform of a checked array (dtype already set) over checked ``axes``.
 
     Args:
@@ -22,6 +24,8 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
       kinds: one kind per axis of ``axes`` when some are DCT/DST (:data:`xfft.R2R_KINDS`), else None.
       max_of: a checked real array of ``x``'s trailing shape, or None: also return its maximum, carried in the
         transform's exchanges by a backend that declares ``carries_max`` (native), else one ``jnp.max``.
+      max_if: with ``max_of``, None, False (the maximum is 0, nothing computed) or a boolean 0-d array (the
+        maximum where it is true, else 0, in a ``lax.cond``).
 
     Returns:
       The backend's result (the spectral layout; axes permuted for ``order="transposed"``); with ``max_of``,
@@ -31,9 +35,12 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
     b, keywords = select(backend, order=order, kinds=kinds, nyquist=real != NO_NYQUIST)
     if max_of is None:
         return b.forward(x, axes, norm, real, **keywords)
+    if max_if is False:
+        return b.forward(x, axes, norm, real, **keywords), jnp.zeros((), max_of.dtype)
     if capability(b, "carries_max"):
-        return b.forward(x, axes, norm, real, max_of=max_of, **keywords)
-    return b.forward(x, axes, norm, real, **keywords), jnp.max(max_of)
+        more = {} if max_if is None else {"max_if": max_if}
+        return b.forward(x, axes, norm, real, max_of=max_of, **more, **keywords)
+    return b.forward(x, axes, norm, real, **keywords), max_where(jnp.max, max_of, max_if, max_of.dtype)
 
 
 def inverse(k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, s: tuple[int, ...] | None, name: str, *,

@@ -50,7 +50,8 @@ def _positional_s(old: tuple[str, ...], new_count: int) -> Callable[[F], F]:
 
 
 def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, name: str,
-             backend: str | Backend | None, order: str, max_of: Any = None, drop_nyquist: Any = False):
+             backend: str | Backend | None, order: str, max_of: Any = None, drop_nyquist: Any = False,
+             max_if: Any = None):
     x = as_array(x)
     norm = check_norm(norm)
     ax = normalize_axes(x, ndim, axes, name)
@@ -62,7 +63,8 @@ def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
         real = NO_NYQUIST
     if max_of is not None:
         max_of = _check_max_of(max_of, x, name)
-    return _dispatch.forward(x, ax, norm, real, backend=backend, order=order, max_of=max_of)
+    max_if = _check_max_if(max_if, max_of, name)
+    return _dispatch.forward(x, ax, norm, real, backend=backend, order=order, max_of=max_of, max_if=max_if)
 
 
 def _check_max_of(m: Any, x: jax.Array, name: str) -> jax.Array:
@@ -76,6 +78,23 @@ def _check_max_of(m: Any, x: jax.Array, name: str) -> jax.Array:
     if m.size == 0:
         raise ValueError(f"{name}: max_of is empty (shape {tuple(m.shape)}): it has no maximum")
     return m
+
+
+def _check_max_if(w: Any, max_of: jax.Array | None, name: str) -> jax.Array | bool | None:
+    """``max_if`` as None (always; True too), False, or a boolean 0-d array; only with ``max_of``."""
+    if w is None:
+        return None
+    if max_of is None:
+        raise ValueError(f"{name}: max_if says when to take max_of's maximum; it needs max_of")
+    if isinstance(w, (bool, np.bool_)):
+        return None if w else False
+    if not hasattr(w, "dtype") or not hasattr(w, "shape"):
+        raise TypeError(f"{name}: max_if must be a boolean scalar (a bool or a 0-d bool array), got {w!r}")
+    if w.dtype != jnp.bool_:
+        raise TypeError(f"{name}: max_if must be a boolean scalar, got dtype {w.dtype}")
+    if np.ndim(w) != 0:
+        raise ValueError(f"{name}: max_if must be a scalar (0-d), got shape {tuple(np.shape(w))}")
+    return jnp.asarray(w)
 
 
 def _check_drop_nyquist(drop: Any, name: str) -> bool:
@@ -97,7 +116,8 @@ def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
 
 def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
           norm: str | None = "backward", *, backend: str | Backend | None = None,
-          order: str = "natural", max_of: jax.Array | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+          order: str = "natural", max_of: jax.Array | None = None,
+          max_if: jax.Array | bool | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Distributed complex FFT over ``ndim`` trailing axes (or ``axes``); leading axes are batch axes.
 
     Args:
@@ -119,6 +139,11 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
         each device's maximum in the transform's own all-to-alls (one more element per exchanged block), so it
         costs no collective of its own; where the transform has no exchange across some mesh axis (one device,
         no move), and with other backends, it is one ``jnp.max``.
+      max_if: (keyword, with ``max_of``) a boolean scalar, e.g. ``i == 0`` in a ``lax.fori_loop`` over a
+        Runge-Kutta scheme's stages, where only the first stage's CFL rate is needed: the maximum is taken and
+        carried only where it is true, and is 0 where it is false. The exchanges that carry it sit in a
+        ``lax.cond`` beside their plain twins (each device's maximum is taken inside it), so the other stages
+        pay for neither. Default None: always (as ``True``).
 
     Returns:
       The spectrum, complex dtype, with index ``[..., i, j, k]`` the wavenumber ``(kx[i], ky[j], kz[k])`` in
@@ -129,11 +154,11 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
 
     Raises:
       TypeError: ``x`` is not an array, or has an integer/bool dtype; ``axes`` is not a sequence of ints;
-        ``max_of`` is not real floating point.
+        ``max_of`` is not real floating point; ``max_if`` is not a boolean.
       ValueError: bad ``ndim``/``axes``/``norm``/``order``, or a sharding with no even plan; ``max_of`` empty or
-        not of ``x``'s trailing shape.
+        not of ``x``'s trailing shape; ``max_if`` not a scalar, or given without ``max_of``.
     """
-    return _forward(x, ndim, axes, norm, False, "xfftn", backend, order, max_of)
+    return _forward(x, ndim, axes, norm, False, "xfftn", backend, order, max_of, max_if=max_if)
 
 
 def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
@@ -161,12 +186,13 @@ def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *, backend: str | Backend | None = None,
            order: str = "natural", max_of: jax.Array | None = None,
-           drop_nyquist: bool = False) -> jax.Array | tuple[jax.Array, jax.Array]:
+           drop_nyquist: bool = False,
+           max_if: jax.Array | bool | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Distributed real-to-complex FFT; the last transformed axis keeps ``n // 2 + 1`` coefficients.
 
     Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the arguments
-    (``max_of`` included), sharding rules and errors of :func:`xfftn`. ``x`` must be real floating point
-    (``TypeError`` otherwise).
+    (``max_of`` and ``max_if`` included), sharding rules and errors of :func:`xfftn`. ``x`` must be real floating
+    point (``TypeError`` otherwise).
 
     ``drop_nyquist=True`` (keyword; an even ``n``): the half axis keeps ``n // 2`` coefficients, leaving out the
     Nyquist one: ``numpy.fft.rfftn(x)[..., :n // 2]`` (half axis last). ``n // 2`` often splits evenly over the
@@ -175,7 +201,7 @@ def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
     component (dealiased ones); :func:`ixrfftn` with ``drop_nyquist=True`` inverts it, taking the Nyquist
     coefficient as zero. Other backends run it on the native backend (:class:`xfft.BackendFallbackWarning`).
     """
-    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, max_of, drop_nyquist)
+    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, max_of, drop_nyquist, max_if)
 
 
 @_positional_s(("s", "ndim", "axes", "norm"), 3)

@@ -96,9 +96,10 @@ def _exchange_with_side(x: jax.Array, side: jax.Array, name, p: int, dst: int, s
     holding ``side`` along its longest axis that is neither exchanged nor gathered (or, without one as long as
     a block, one entry at the end of every block of ``dst``), so each device receives the ``p`` scalars of its
     group with the data and takes their maximum. One exchange instead of an all-to-all and an all-reduce, for
-    ``1/n`` more data and one padded copy of the block (on 8 CPU devices: about 3% faster for a 32^3 Navier-Stokes
-    step, where the 17-long axis takes the entry; no faster in 2D at 256^2, where each block of 17 rows takes one,
-    2026-11-24). ``side`` travels in ``x``'s dtype (its real part), so it must not be wider."""
+    ``1/n`` more data and one padded copy of the block. Carried in the first stage of a Runge-Kutta step only
+    (``max_if``), the 2D Navier-Stokes main job at 256^2 on 8 CPU devices took 0.96-0.99 (medians of 11 and 21
+    same-process rounds) of its time with the all-reduce in that stage instead, 2026-11-26; carried in every
+    stage it had taken 3% longer. ``side`` travels in ``x``'s dtype (its real part), so it must not be wider."""
     tag = side.astype(x.dtype)
     block = x.shape[dst] // p
     others = [a for a in range(x.ndim) if a not in (dst, src)]
@@ -161,18 +162,23 @@ def _resize(x: jax.Array, step: Resize) -> jax.Array:
     return jnp.pad(x, widths)
 
 
-def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int], side: jax.Array | None = None):
+def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int], side: jax.Array | None = None,
+                when: jax.Array | None = None):
     """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device).
 
     This is the one interpreter of every transform: FFTs, real FFTs, DCTs and DSTs, crops/pads and moves.
-    ``side`` (a local real scalar): also return its maximum over every device of ``sizes``, carried in the
-    program's all-to-alls (each takes the maximum over its group) and, for mesh axes no move crosses, one
-    ``pmax``.
+    ``side`` (the local block of a real field): also return the field's maximum over every device of ``sizes``,
+    carried in the program's all-to-alls (each takes the maximum over its group) and, for mesh axes no move
+    crosses, one ``pmax``. ``when`` (a replicated boolean scalar, with ``side``): only where it is true; each
+    exchange that carries the maximum then sits in a ``lax.cond`` beside its plain twin, and the block's maximum
+    is taken inside it, so a false ``when`` costs neither (the maximum returned is then 0).
 
     Raises:
       TypeError: a step that is not a :class:`~xfft._lower.TrailingFft`, ``Transpose``, ``Move`` or ``Resize``.
     """
     crossed: set[str] = set()
+    real = jnp.finfo(x.dtype).dtype
+    top = None  # the maximum so far, once the first carrying exchange has taken the block's
     for step in program.steps:
         if isinstance(step, TrailingFft):
             x = _local_transform(x, step, norm)
@@ -181,8 +187,8 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
         elif isinstance(step, Move):
             if side is None or crossed.issuperset(step.mesh_axes):
                 x = _all_to_all(x, step, sizes)
-            else:  # a move across a mesh axis the scalar has not crossed yet carries it
-                x, side = _all_to_all(x, step, sizes, side)
+            else:  # a move across a mesh axis the maximum has not crossed yet carries it
+                x, top = _carrying(x, step, sizes, side if top is None else top, top is None, when)
                 crossed.update(step.mesh_axes)
         elif isinstance(step, Resize):
             x = _resize(x, step)
@@ -191,7 +197,38 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
     if side is None:
         return x
     rest = tuple(a for a, n in sizes.items() if n > 1 and a not in crossed)
-    return x, (jax.lax.pmax(side, rest) if rest else side)
+    if top is None or rest:
+        block = top is None
+
+        def finish(v):
+            v = _local_max(v, real) if block else v
+            return jax.lax.pmax(v, rest) if rest else v
+
+        top = max_where(finish, side if block else top, when, real)
+    return x, top
+
+
+def _carrying(x: jax.Array, step: Move, sizes: dict[str, int], value: jax.Array, block: bool,
+              when: jax.Array | None):
+    """``_all_to_all(x, step, sizes, maximum)`` with the maximum ``value`` (the local field block if ``block``:
+    its maximum is taken here); with ``when``, in a ``lax.cond`` whose false branch exchanges ``x`` alone and
+    gives 0 (:func:`run_program`)."""
+    real = jnp.finfo(x.dtype).dtype
+
+    def carry(a, v):
+        return _all_to_all(a, step, sizes, _local_max(v, real) if block else v)
+
+    if when is None:
+        return carry(x, value)
+    return jax.lax.cond(when, carry, lambda a, v: (_all_to_all(a, step, sizes), jnp.zeros((), real)), x, value)
+
+
+def max_where(fn, operand, when: jax.Array | None, dtype) -> jax.Array:
+    """``fn(operand)`` (a maximum), or, with ``when`` (a boolean scalar), ``fn(operand)`` where it is true and 0
+    (of ``dtype``) where it is false, in a ``lax.cond``: ``fn`` runs only where it is true."""
+    if when is None:
+        return fn(operand)
+    return jax.lax.cond(when, lambda o: fn(o).astype(dtype), lambda o: jnp.zeros((), dtype), operand)
 
 
 def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
@@ -205,7 +242,7 @@ def _constrain(x: jax.Array, pl: Placement, layout: Layout) -> jax.Array:
 
 
 def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tuple[int, ...] | None = None,
-            natural_out: bool = True, max_of: jax.Array | None = None):
+            natural_out: bool = True, max_of: jax.Array | None = None, max_if: jax.Array | None = None):
     """Run ``plan`` on the global array ``x`` over ``pl.mesh``.
 
     Args:
@@ -213,6 +250,8 @@ def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tupl
       plan, pl, norm: the plan, where ``x`` lives, the FFT normalization.
       in_perm, natural_out: as :func:`xfft._lower.lower_plan`.
       max_of: a real array of ``x``'s trailing shape (laid out as those axes of ``x``), or None.
+      max_if: with ``max_of``, a replicated boolean scalar or None: the maximum only where it is true (else 0;
+        see :func:`run_program`).
 
     Returns:
       The output, sharded as the lowered program's ``out_layout`` (``plan.out_layout`` in natural order); with
@@ -224,44 +263,51 @@ def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tupl
     if max_of is None:
         return _sharded(program, pl.mesh, norm)(x)
     if jnp.finfo(max_of.dtype).bits > jnp.finfo(x.dtype).bits:  # the exchange would round it: reduce on its own
-        return _sharded(program, pl.mesh, norm)(x), jnp.max(max_of)
+        return _sharded(program, pl.mesh, norm)(x), max_where(jnp.max, max_of, max_if, max_of.dtype)
     tail = program.in_layout[x.ndim - max_of.ndim:]
     mp = placement(max_of)
     max_of = _constrain(max_of, Placement(pl.mesh, None if mp is None else mp.layout, pl.explicit), tail)
-    out, m = _sharded(program, pl.mesh, norm, max_of.ndim)(x, max_of)
+    if max_if is None:
+        out, m = _sharded(program, pl.mesh, norm, max_of.ndim)(x, max_of)
+    else:
+        out, m = _sharded(program, pl.mesh, norm, max_of.ndim, True)(x, max_of, max_if)
     return out, m.astype(max_of.dtype)
 
 
 @lru_cache(maxsize=256)
-def _sharded(program: Program, mesh, norm: str, side_ndim: int | None = None):
+def _sharded(program: Program, mesh, norm: str, side_ndim: int | None = None, when: bool = False):
     """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines); with
-    ``side_ndim``, the program of ``(x, max_of)`` returning ``(output, max)`` (:func:`run_program`'s side)."""
+    ``side_ndim``, the program of ``(x, max_of)`` returning ``(output, max)`` (:func:`run_program`'s side), and
+    with ``when`` that of ``(x, max_of, max_if)``."""
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
     in_spec, out_spec = layout_to_spec(program.in_layout), layout_to_spec(program.out_layout)
     if side_ndim is None:
         body = lambda b: run_program(b, program, norm, sizes)  # noqa: E731
         return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec, check_vma=False))
     tail = layout_to_spec(program.in_layout[len(program.in_layout) - side_ndim:])
-    body = lambda b, m: run_program(b, program, norm, sizes, _local_max(m, b.dtype))  # noqa: E731
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(in_spec, tail), out_specs=(out_spec, P()),
-                                 check_vma=False))
+    if when:
+        body = lambda b, m, w: run_program(b, program, norm, sizes, m, w)  # noqa: E731
+        specs = (in_spec, tail, P())
+    else:
+        body = lambda b, m: run_program(b, program, norm, sizes, m)  # noqa: E731
+        specs = (in_spec, tail)
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=(out_spec, P()), check_vma=False))
 
 
-def _local_max(m: jax.Array, carrier) -> jax.Array:
-    """The block's maximum, in the real dtype the exchange carries it in (``-inf`` for an empty block)."""
-    real = jnp.finfo(carrier).dtype
+def _local_max(m: jax.Array, real) -> jax.Array:
+    """The block's maximum in the real dtype ``real`` the exchange carries it in (``-inf`` for an empty block)."""
     return jnp.max(m.astype(real), initial=-jnp.inf)
 
 
 def run(x: jax.Array, plan: Plan, norm: str, *, in_perm: tuple[int, ...] | None = None,
-        natural_out: bool = True, max_of: jax.Array | None = None):
+        natural_out: bool = True, max_of: jax.Array | None = None, max_if: jax.Array | None = None):
     """Run ``plan`` on ``x`` wherever it lives: one device (the lowered program as is), or its mesh (:func:`execute`).
 
     The plan must have been made for ``x``'s placement (no mesh sizes for one device). ``max_of``: also return
-    its maximum (see :func:`execute`).
+    its maximum (where ``max_if``, see :func:`execute`).
     """
     pl = placement(x)
     if pl is None:
         out = run_program(x, lower_plan(plan, in_perm, natural_out), norm, {})
-        return out if max_of is None else (out, jnp.max(max_of))
-    return execute(x, plan, pl, norm, in_perm=in_perm, natural_out=natural_out, max_of=max_of)
+        return out if max_of is None else (out, max_where(jnp.max, max_of, max_if, max_of.dtype))
+    return execute(x, plan, pl, norm, in_perm=in_perm, natural_out=natural_out, max_of=max_of, max_if=max_if)

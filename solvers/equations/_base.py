@@ -279,8 +279,11 @@ class Equation(abc.ABC):
         :meth:`fuses_rate`) so that the rate costs no transform; the default computes the two separately.
 
         ``reduce`` (fused equations): maps the per-point rate field ``sum_i |u_i| / dx_i`` to the rate; None is
-        ``jnp.max``. The driver's stage loop passes one that reduces (across devices) in a step's first stage
-        only and returns 0 in the others, so the nonlinear term is traced once, outside any branch."""
+        the maximum. The driver's stage loop passes a :class:`~solvers._gated_max.GatedMax`, which reduces
+        (across devices) in a step's first stage only and returns 0 in the others, so the nonlinear term is
+        traced once, outside any branch. Equations that form their products on the grid points pass it to
+        :meth:`solvers.Grid.from_physical_and_max`, which carries the maximum in the forward all-to-all where
+        it can."""
         return self.nonlinear(state, t), self.max_rate(state)
 
     def fuses_rate(self) -> bool:

@@ -70,8 +70,9 @@ class VelocityEquation(Equation):
           rate: also return :func:`~solvers.diagnostics.max_rate` of ``u_hat`` from the same physical velocity
             (only where products are formed on the grid points, i.e. not with 3/2 padding); with the batched
             transforms its maximum is carried in the Lamb vector's forward transform where the grid can
-            (:meth:`~solvers.Grid.from_physical_and_max`); a callable is the reduction of the per-point rate
-            field to use otherwise, instead of ``jnp.max`` (see :meth:`~solvers.Equation.nonlinear_with_rate`).
+            (:meth:`~solvers.Grid.from_physical_and_max`; a :class:`~solvers._gated_max.GatedMax` from the
+            driver's stage loop: in the first stage only); another callable is the reduction of the per-point
+            rate field to use instead of ``jnp.max`` (see :meth:`~solvers.Equation.nonlinear_with_rate`).
 
         Returns:
           ``(3,) + grid.spectral_shape``, same sharding (and the rate, replicated, if ``rate``).

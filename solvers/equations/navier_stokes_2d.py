@@ -143,19 +143,24 @@ class NavierStokes2D(Equation):
             return super().nonlinear_with_rate(w_hat, t)
         g = self.grid
         if self.four_transforms:  # -u . grad omega (see the class)
-            kx, ky = g.k
             u, v = g.to_physical(self.velocity(w_hat))
-            p = g.from_physical(jnp.stack([u * v, v * v - u * u]))
-            out = rmul(kx * kx - ky * ky, p[0]) + rmul(kx * ky, p[1])
+            products = jnp.stack([u * v, v * v - u * u])
         else:
             u, v, wx, wy = g.to_physical(jnp.concatenate([self.velocity(w_hat), g.grad(w_hat)]))
-            out = -g.from_physical(u * wx + v * wy)
+            products = u * wx + v * wy
+        if rate:  # the maximum rides in the forward all-to-all where the grid can (Grid.from_physical_and_max)
+            hx, hy = g.spacing
+            p, r = g.from_physical_and_max(products, jnp.abs(u) / hx + jnp.abs(v) / hy, reduce)
+        else:
+            p = g.from_physical(products)
+        if self.four_transforms:
+            kx, ky = g.k
+            out = rmul(kx * kx - ky * ky, p[0]) + rmul(kx * ky, p[1])
+        else:
+            out = -p
         if self.forcing != 0:
             out = out + self.forcing_hat()
-        if not rate:
-            return out
-        hx, hy = g.spacing
-        return out, (reduce or jnp.max)(jnp.abs(u) / hx + jnp.abs(v) / hy)
+        return (out, r) if rate else out
 
     @property
     def four_transforms(self) -> bool:

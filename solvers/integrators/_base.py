@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._gated_max import GatedMax
 from .._tree import State, tree_add
 from ..equations._base import Equation
 
@@ -141,9 +142,10 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     def first_stage_rate(self, state: State, t: jax.Array) -> jax.Array:
         """The advective rate of ``state`` as a step's first stage computes it for the CFL control: from the
         nonlinear term's physical fields where the equation fuses them (the nonlinear term itself is left unused,
-        so XLA drops its forward transform), else :meth:`~solvers.Equation.max_rate`."""
+        so XLA drops its forward transform: the maximum is reduced on its own, ``jnp.max``, not carried in that
+        transform's all-to-all), else :meth:`~solvers.Equation.max_rate`."""
         eq = self.equation
-        return eq.nonlinear_with_rate(state, t)[1] if fuses_rate(eq) else eq.max_rate(state)
+        return eq.nonlinear_with_rate(state, t, reduce=jnp.max)[1] if fuses_rate(eq) else eq.max_rate(state)
 
     def fixed_step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients = ()) -> State:
         """:meth:`step` of a scheme whose :meth:`controlled_step` runs :meth:`stage_loop`: the same loop with
@@ -163,9 +165,11 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         leave the result unchanged. One ``lax.while_loop`` over the stages, so the register updates stay in place (a
         first stage taken out of the loop kept one more state alive). Where the equation fuses the CFL rate into its
         nonlinear term, the rate's reduction (a maximum across devices) sits in a ``lax.cond`` taken in the first
-        stage only, passed to the equation as ``reduce``: the nonlinear term itself is traced once, outside any
-        branch. (With the whole nonlinear term inside the ``cond``, traced once in each branch, the CFL loop took
-        1.10x the fixed-dt loop at 256^2 in 2D and 1.02x with the reduction alone in it; see the README.) Where
+        stage only, passed to the equation as ``reduce`` (:class:`~solvers._gated_max.GatedMax`; a grid that
+        carries the maximum in its forward all-to-all carries it in the first stage only): the nonlinear term
+        itself is traced once, outside any branch. (With the whole nonlinear term inside the ``cond``, traced
+        once in each branch, the CFL loop took 1.10x the fixed-dt loop at 256^2 in 2D and 1.02x with the
+        reduction alone in it; see the README.) Where
         ``choose`` says ``go`` is True before anything is traced (a given dt: :meth:`fixed_step`), the loop has a
         static trip count, so the step is reverse-mode differentiable (``solvers.rollout``).
         """
@@ -182,10 +186,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
             first = i == 0
             y, ti = regs[0], t + offsets[i] * dt
             if rate and r0 is None:  # the rate from the stage's own fields, reduced in the first stage only
-                def reduce(field):
-                    return jax.lax.cond(first, lambda f: jnp.max(f).astype(real), lambda f: probe, field)
-
-                f, r = self.stage_rhs_and_rate(lin, y, ti, probe, reduce)
+                f, r = self.stage_rhs_and_rate(lin, y, ti, probe, GatedMax(first, real))
             else:
                 f, r = self.stage_rhs_and_rate(lin, y, ti, r0)
             dt_i, go_i, aux_i = choose(r)

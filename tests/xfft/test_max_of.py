@@ -3,12 +3,16 @@
 The solvers' CFL control needs ``max |u|`` across devices once per step; a separate all-reduce cost 4-6% of a
 32^3 Navier-Stokes step on 8 CPU devices (2026-11-24). These tests check that the carried maximum is exact,
 that the spectrum is unchanged to the bit, and that the compiled program holds no collective beyond the
-transform's own all-to-alls.
+transform's own all-to-alls; with ``max_if`` (the first stage of a Runge-Kutta step only), that it is carried
+only where the flag is set, each carrying exchange in a ``lax.cond``.
 """
 
 from __future__ import annotations
 
+import re
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from helpers import AXIS_TYPES, DelegatingBackend, count_op, mesh, put, random
@@ -148,3 +152,115 @@ def test_a_backend_declaring_carries_max_receives_max_of():
     k, top = xfft.xrfftn(put(random((16, 16), np.float32), s), ndim=2, backend=b, max_of=put(field, s))
     assert b.calls == 1 and b.got is not None and b.got.shape == (16, 16)
     assert float(top) == field.max()
+
+
+def _branches(text: str) -> list[list[str]]:
+    """The bodies of each ``conditional``'s branch computations in compiled HLO ``text``."""
+    bodies = {block.strip().split(" ", 1)[0]: block for block in text.split("\n\n")}
+    return [[bodies[b] for b in re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0])]
+            for line in text.splitlines() if " conditional(" in line]
+
+
+@pytest.mark.parametrize("order", ["natural", "transposed"])
+@pytest.mark.parametrize("mesh_shape,shape,spec,ndim,dtype", CASES[:4], ids=IDS[:4])
+def test_max_if_carries_the_maximum_only_where_set(mesh_shape, shape, spec, ndim, dtype, order):
+    """``max_if`` (a traced boolean): the maximum where it is true, 0 where it is false, the spectrum bit for bit
+    the plain one either way. Compiled: each exchange that carries the maximum sits in a ``lax.cond`` beside
+    its plain twin (one all-to-all in each branch, nothing else collective), and no all-reduce."""
+    m = mesh(mesh_shape, "explicit")
+    x = random(shape, dtype, seed=1)
+    real = np.finfo(np.dtype(dtype)).dtype
+    field = random(shape[len(shape) - ndim:], real, seed=2)
+    field.flat[137] = 7.5
+    xs = put(x, NamedSharding(m, PartitionSpec(*spec)))
+    full = tuple(spec) + (None,) * (len(shape) - len(spec))
+    fs = put(field, NamedSharding(m, PartitionSpec(*full[len(shape) - ndim:])))
+    fn = _transform(dtype)
+    gated = jax.jit(lambda a, b, w: fn(a, ndim=ndim, order=order, max_of=b, max_if=w))
+    plain = jax.jit(lambda a: fn(a, ndim=ndim, order=order))
+    ref = np.asarray(plain(xs))
+    for when in (True, False):
+        k, top = gated(xs, fs, jnp.asarray(when))
+        assert top.dtype == field.dtype and top.shape == ()
+        assert float(top) == (7.5 if when else 0.0)
+        np.testing.assert_array_equal(np.asarray(k), ref)
+    text = gated.lower(xs, fs, jnp.asarray(True)).compile().as_text()
+    branches = _branches(text)
+    assert branches and all(len(pair) == 2 for pair in branches)
+    for body in (b for pair in branches for b in pair):
+        assert count_op(body, "all-to-all") == 1 and count_op(body, "fft") == 0
+    plain_a2a = count_op(plain.lower(xs).compile().as_text(), "all-to-all")
+    assert count_op(text, "all-to-all") == plain_a2a + len(branches)
+    assert count_op(text, "all-reduce") == count_op(text, "all-gather") == 0
+
+
+def test_max_if_in_a_stage_loop():
+    """The use it is for: a loop over a scheme's stages that needs the maximum of the first stage only. The
+    transform is traced once; the result is the first stage's maximum, exactly."""
+    m = mesh((8,), "explicit")
+    s = NamedSharding(m, PartitionSpec("x"))
+    x = put(random((32, 32), np.float32), s)
+    field = random((32, 32), np.float32, seed=7)
+
+    def stages(a, f):
+        def body(i, carry):
+            y, top = carry
+            k, t = xfft.xrfftn(y, ndim=2, max_of=f * (i + 1), max_if=i == 0)
+            return xfft.ixrfftn(k, ndim=2, s=(32, 32)), jnp.where(i == 0, t, top)
+
+        return jax.lax.fori_loop(0, 4, body, (a, jnp.zeros((), f.dtype)))
+
+    y, top = jax.jit(stages)(x, put(field, s))
+    assert float(top) == field.max()
+    np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-5, atol=1e-5)
+
+
+def test_max_if_as_a_python_bool_and_where_nothing_carries():
+    """``max_if=True`` is the default (nothing conditional); ``False`` returns 0 and takes no maximum at all.
+    Where no exchange carries the maximum (an all-local transform, one device, another backend, a field wider
+    than the transform), a traced ``max_if`` gates the plain maximum the same way."""
+    m = mesh((8,), "explicit")
+    s = NamedSharding(m, PartitionSpec("x"))
+    x = put(random((16, 16), np.float32), s)
+    field = random((16, 16), np.float32, seed=8)
+    fs = put(field, s)
+    plain = xfft.xrfftn(x, ndim=2)
+    moves = count_op(jax.jit(lambda a: xfft.xrfftn(a, ndim=2)).lower(x).compile().as_text(), "all-to-all")
+    for when, expect in ((True, field.max()), (False, 0.0)):
+        f = jax.jit(lambda a, b, w=when: xfft.xrfftn(a, ndim=2, max_of=b, max_if=w))
+        k, top = f(x, fs)
+        assert float(top) == expect
+        np.testing.assert_array_equal(np.asarray(k), np.asarray(plain))
+        text = f.lower(x, fs).compile().as_text()
+        assert " conditional(" not in text and count_op(text, "all-reduce") == 0
+        assert count_op(text, "all-to-all") == moves
+    local = put(random((8, 16, 16), np.float32), s)  # only a batch axis sharded: one pmax, gated
+    wide_field = random((8, 16, 16), np.float32, seed=9)
+    g = jax.jit(lambda a, b, w: xfft.xrfftn(a, ndim=2, max_of=b, max_if=w))
+    other = DelegatingBackend("counting")
+    h = jax.jit(lambda a, b, w: xfft.xrfftn(a, ndim=2, backend=other, max_of=b, max_if=w)[1])
+    for when in (True, False):
+        assert float(g(local, put(wide_field, s), jnp.asarray(when))[1]) == (wide_field.max() if when else 0.0)
+        assert float(g(np.asarray(x), field, jnp.asarray(when))[1]) == (field.max() if when else 0.0)
+        assert float(h(x, fs, jnp.asarray(when))) == (field.max() if when else 0.0)
+    with jax.enable_x64(True):
+        wide = random((16, 16), np.float64, seed=5)
+        wide[3, 3] = 1 + 2 ** -40
+        for when in (True, False):
+            top = g(x, put(wide, s), jnp.asarray(when))[1]
+            assert top.dtype == np.float64 and float(top) == (wide.max() if when else 0.0)
+
+
+def test_bad_max_if_is_refused_naming_it():
+    m = mesh((8,), "explicit")
+    s = NamedSharding(m, PartitionSpec("x"))
+    x = put(np.zeros((16, 16), np.float32), s)
+    f = put(np.zeros((16, 16), np.float32), s)
+    with pytest.raises(ValueError, match="max_if.*needs max_of"):
+        xfft.xrfftn(x, ndim=2, max_if=True)
+    with pytest.raises(TypeError, match="max_if"):
+        xfft.xrfftn(x, ndim=2, max_of=f, max_if=jnp.asarray(1))
+    with pytest.raises(TypeError, match="max_if"):
+        xfft.xfftn(x, ndim=2, max_of=f, max_if="yes")
+    with pytest.raises(ValueError, match="max_if"):
+        xfft.xrfftn(x, ndim=2, max_of=f, max_if=jnp.asarray([True, False]))

@@ -12,9 +12,10 @@ defaults below):
   ``kinds=`` (one per transformed axis) only to a backend that lists them;
 - ``strict`` (default False): raise ``NotImplementedError`` instead of falling back to native;
 - ``carries_max`` (default False): ``forward`` takes ``max_of=`` (a real array of ``x``'s trailing shape) and
-  returns ``(result, its maximum)``, carrying the maximum in its own exchanges (:func:`xfft.xfftn`); for a
-  backend without it the dispatcher takes one ``jnp.max`` beside its transform (the same number, so no
-  fallback and no warning);
+  returns ``(result, its maximum)``, carrying the maximum in its own exchanges (:func:`xfft.xfftn`), and, where
+  the caller gives one, ``max_if=`` (a replicated boolean 0-d array: the maximum only where it is true, else
+  0); for a backend without it the dispatcher takes one ``jnp.max`` beside its transform (the same number, so
+  no fallback and no warning);
 - ``drops_nyquist`` (default False): ``forward``/``inverse`` take ``real="no-nyquist"``
   (:data:`xfft._layout.NO_NYQUIST`, ``drop_nyquist=True``): a half axis of ``n // 2`` coefficients.
 

@@ -32,9 +32,11 @@ class NativeBackend:
     drops_nyquist = True
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
-                kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None):
+                kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None,
+                max_if: jax.Array | None = None):
         """Forward transform of validated arguments (see :class:`xfft.backends.Backend`); with ``max_of`` (a
-        checked real array of ``x``'s trailing shape) also its maximum, carried in the transform's all-to-alls."""
+        checked real array of ``x``'s trailing shape) also its maximum, carried in the transform's all-to-alls
+        (only where ``max_if``, a replicated boolean scalar, is true, if given; else 0)."""
         shape = tuple(x.shape)
         pl = placement(x)
         if pl is None:
@@ -42,7 +44,7 @@ class NativeBackend:
         else:
             plan = plan_forward(shape, input_layout(pl, shape, axes, real), axes, pl.mesh_sizes, real,
                                 _pairs(axes, kinds))
-        return run(x, plan, norm, natural_out=order == "natural", max_of=max_of)
+        return run(x, plan, norm, natural_out=order == "natural", max_of=max_of, max_if=max_if)
 
     def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, real_shape: tuple[int, ...], *,
                 order: str = "natural", kinds: tuple[str, ...] | None = None) -> jax.Array:

@@ -1,0 +1,32 @@
+"""The maximum of a field taken only where a flag is set: the CFL rate of a Runge-Kutta stage loop.
+
+A scheme whose dt is chosen from the rate of the state (:meth:`solvers.integrators.Integrator.stage_loop`) needs
+the rate's maximum across the devices in its first stage only, while the nonlinear term that forms the rate field
+is traced once for all stages. :class:`GatedMax` is the reduction the stage loop passes to the equation
+(``nonlinear_with_rate(..., reduce=...)``): the maximum where ``when`` is true, 0 where it is false, in a
+``lax.cond``, so the other stages take no maximum and no collective. A grid whose forward transform carries the
+maximum in its own all-to-alls (:meth:`solvers.Grid.from_physical_and_max`) reads ``when`` and carries it in the
+first stage only (``xfft.xrfftn(..., max_of=, max_if=)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["GatedMax"]
+
+
+@dataclass(frozen=True)
+class GatedMax:
+    """``reduce(field)``: ``max(field)`` (of ``dtype``) where ``when`` (a replicated boolean scalar), else 0."""
+
+    when: jax.Array
+    dtype: Any
+
+    def __call__(self, field: jax.Array) -> jax.Array:
+        zero = jnp.zeros((), self.dtype)
+        return jax.lax.cond(self.when, lambda f: jnp.max(f).astype(self.dtype), lambda f: zero, field)
