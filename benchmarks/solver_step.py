@@ -5,14 +5,15 @@
    ``order=4``; its steps take and return physical fields, so each holds one more forward and inverse transform).
    Both run ``--steps`` steps inside one compiled ``lax.fori_loop``; the cases take turns (round-robin) and the
    medians are reported, with the largest difference of the two answers after the steps.
-2. ``--driver``: 8 CPU devices, float32, CFL control: the main job's time loop (``solvers._run._loop`` after its
-   first segments compiled, diagnostics every 10 steps, as ``python -m solvers run`` runs it) per step against the
-   bare compiled step (``Integrator.advance``: a fixed-dt ``fori_loop``) at 32^3 (navier-stokes, lsrk4) and 256^2
-   (navier-stokes-2d, rk4), ``--driver-steps`` steps per call, alternating; ``main_over_bare`` is the median of the
-   per-round ratios (with quartiles), which a slow spell of the shared machine moves less than a ratio of medians.
+2. ``--driver``: all devices (8 CPU devices by default; ``JAX_PLATFORMS=cuda``: the GPUs), float32, CFL control: the
+   main job's time loop (``solvers._run._loop`` after its first segments compiled, diagnostics every 10 steps, as
+   ``python -m solvers run`` runs it) per step against the bare compiled step (``Integrator.advance``: a fixed-dt
+   ``fori_loop``) at 32^3 (navier-stokes, lsrk4) and 256^2 (navier-stokes-2d, rk4), ``--driver-steps`` steps per call,
+   alternating; ``main_over_bare`` is the median of the per-round ratios (with quartiles), which a slow spell of the
+   shared machine moves less than a ratio of medians.
 
 exponax is installed only for this benchmark (``pip install exponax``; it is no dependency of xfft). Writes
-``benchmarks/results/solver_step.json`` and ``.png``.
+``benchmarks/results/solver_step.json`` and ``.png`` (``--tag`` adds a suffix, e.g. ``_gpu``).
 
 Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7] [--driver-steps 500] [--diag-every 10]``.
 """
@@ -142,7 +143,7 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
     return row
 
 
-def plot(result: dict, path: Path) -> None:
+def plot(result: dict, path: Path, where: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -152,7 +153,7 @@ def plot(result: dict, path: Path) -> None:
     panels = (("peer", "xfft_ms_per_step", "xfft solvers", "exponax_ms_per_step", "exponax",
                "ms per ETDRK4 step (median)", "one device, float64"),
               ("driver", "main_job_ms_per_step", "main job", "bare_ms_per_step", "bare step",
-               "ms per step (median)", "8 CPU devices, float32, CFL"))
+               "ms per step (median)", f"{where}, float32, CFL"))
     for ax, (part, k1, l1, k2, l2, ylabel, title) in zip(axes, panels):
         if part not in result:
             continue
@@ -178,6 +179,7 @@ def main() -> None:
     p.add_argument("--diag-every", type=int, default=10, help="diagnostics rows of --driver (the main job's default)")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--out", type=Path, default=HERE / "results")
+    p.add_argument("--tag", default="", help="suffix of the output files, e.g. _gpu")
     a = p.parse_args()
     for flag, v in (("--driver-steps", a.driver_steps), ("--diag-every", a.diag_every), ("--repeats", a.repeats)):
         if v < 1:
@@ -191,12 +193,16 @@ def main() -> None:
         result["peer"] = peer(a.n2d, a.n3d, a.steps, a.repeats)
     if a.driver:
         result["driver"] = driver(a.repeats, a.driver_steps, a.diag_every)
+    dev = jax.devices()[0]
+    where = f"{jax.device_count()} {'CPU devices' if dev.platform == 'cpu' else dev.device_kind}"
     result["meta"] = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
                       "machine": platform.machine(), "cpu_count": os.cpu_count(), "jax": jax.__version__,
+                      "devices": jax.device_count(), "device_kind": dev.device_kind,
                       "load_average_1min_start_end": [load0, os.getloadavg()[0]]}
-    (a.out / "solver_step.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(result, a.out / "solver_step.png")
-    print(f"wrote {a.out / 'solver_step.json'}")
+    stem = f"solver_step{a.tag}"
+    (a.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(result, a.out / f"{stem}.png", where)
+    print(f"wrote {a.out / (stem + '.json')}")
 
 
 if __name__ == "__main__":

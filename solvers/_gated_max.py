@@ -7,6 +7,10 @@ is traced once for all stages. :class:`GatedMax` is the reduction the stage loop
 ``lax.cond``, so the other stages take no maximum and no collective. A grid whose forward transform carries the
 maximum in its own all-to-alls (:meth:`solvers.Grid.from_physical_and_max`) reads ``when`` and carries it in the
 first stage only (``xfft.xrfftn(..., max_of=, max_if=)``).
+
+On a GPU every such branch costs a round trip to the host (:func:`solvers.integrators.host_control_flow`), so
+there the stage loop passes ``when=True``: every stage takes the maximum (only the first stage's is used), and no
+``lax.cond`` is formed.
 """
 
 from __future__ import annotations
@@ -29,4 +33,6 @@ class GatedMax:
 
     def __call__(self, field: jax.Array) -> jax.Array:
         zero = jnp.zeros((), self.dtype)
+        if isinstance(self.when, bool):  # known at trace time: no branch (the stage loop on a GPU passes True)
+            return jnp.max(field).astype(self.dtype) if self.when else zero
         return jax.lax.cond(self.when, lambda f: jnp.max(f).astype(self.dtype), lambda f: zero, field)

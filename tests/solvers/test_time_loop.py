@@ -217,6 +217,48 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
         st.run_segment(rows.state, 0.0, 0.0, st.row_limit(2) + 1, math.inf, math.inf, rows=(0, 2, False))
 
 
+@pytest.mark.parametrize("integrator", ["rk4", "etdrk4"])
+def test_gpu_step_program_branches_nowhere(tmp_path, meshes, monkeypatch, integrator):
+    """Where a branch costs a round trip to the host (GPUs: ``host_control_flow``), the step program selects
+    instead: the stage loop runs every stage (a static trip count) and takes the maximum in each, a scheme's rest
+    of the step is taken and kept where ``go``, and the loop turns once per row (an inner loop over the steps up
+    to it, the row computed after it); the one ``conditional`` left is the last row's CFL rate, once per segment
+    after the loop. Its steps, rows and states are those of the program with branches, also in a
+    segment that stops before a step it would not take (``NEAR_STOP``: the state of its last step kept)."""
+    from solvers._stepper import NEAR_STOP
+    from solvers.integrators import _base
+
+    def program(synced):
+        monkeypatch.setattr(_base, "host_control_flow", lambda eq: synced)
+        _run, cfg, grid, eq, run = _run_of(tmp_path / str(synced), meshes, integrator=integrator)
+        return grid, eq, run.stepper, Stepper(run.integ, run.stepper.control)
+
+    def conditionals(st):
+        return st.lower().compile().as_text().count(" conditional(")
+
+    results = {}
+    for synced in (False, True):
+        grid, eq, st, plain = program(synced)
+        if synced:
+            assert conditionals(st) == 1 and conditionals(plain) == 0
+        else:  # the stage-0 maximum (rk4; etdrk4: the rest of the step where go), the row, the last row's rate
+            assert conditionals(st) == 3 and conditionals(plain) == 1
+        with jax.set_mesh(grid.mesh):
+            state = eq.initial_state("taylor-green")
+            dt0 = st.run_segment(jax.tree.map(jnp.copy, state), 0.0, 0.0, 1, math.inf, math.inf).dt_next
+            seg = st.run_segment(jax.tree.map(jnp.copy, state), 0.0, dt0, 6, math.inf, math.inf, rows=(0, 2, True))
+            stop = st.run_segment(state, 0.0, dt0, 6, 2.2 * dt0, math.inf)  # one step, then NEAR_STOP
+        results[synced] = seg, stop
+    (seg, stop), (seg_g, stop_g) = results[False], results[True]
+    assert seg_g.steps == seg.steps == 6 and stop_g.status == stop.status == NEAR_STOP and stop_g.steps == 1
+    np.testing.assert_allclose(seg_g.dts, seg.dts, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(seg_g.state), np.asarray(seg.state), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(stop_g.state), np.asarray(stop.state), rtol=0, atol=1e-13)
+    assert [i for i, _ in seg_g.rows] == [i for i, _ in seg.rows] == [2, 4, 6]
+    for (_, a), (_, b) in zip(seg_g.rows, seg.rows):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
+
+
 def test_one_dispatch_and_one_transfer_per_segment_of_rows(tmp_path, meshes, monkeypatch):
     """Rows are no reason to end a segment: with rows every 3 steps and no checkpoint, the main job's loop runs
     ``ROWS_PER_SEGMENT`` rows per program and reads back one array per program; the CSV has every row."""
