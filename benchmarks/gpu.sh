@@ -12,7 +12,8 @@
 #   step     the main job against its bare step (32^3, 256^2) and the step against exponax (1024^2, 256^3);
 #            the exponax columns need `pip install exponax` (the driver columns do not)
 #   ns1024   the 1024^3 float32 step on "one 80 GB card": JAX's memory pool capped at MEM80 (default .53) of the
-#            GPU, about 75 GB of an H200's 140 GiB, i.e. the 95% of an 80 GB card that the main job may use
+#            GPU: on an H200 a bytes_limit of 79.6 GB (measured), less than the 95% of an 80 GB card that JAX
+#            takes there
 #   one/two  the multi-process NCCL path, two ranks sharing GPU 0 (NCCL 2.30 and later), against one process
 #   ns1/ns2  the same for the main job (Navier-Stokes 128^3 float64 to t = 1)
 # SMOKE=1 runs every step on tiny grids and CPU processes (a check of this script on a machine without a GPU).

@@ -8,9 +8,9 @@ is traced once for all stages. :class:`GatedMax` is the reduction the stage loop
 maximum in its own all-to-alls (:meth:`solvers.Grid.from_physical_and_max`) reads ``when`` and carries it in the
 first stage only (``xfft.xrfftn(..., max_of=, max_if=)``).
 
-On a GPU every such branch costs a round trip to the host (:func:`solvers.integrators.host_control_flow`), so
-there the stage loop passes ``when=True``: every stage takes the maximum (only the first stage's is used), and no
-``lax.cond`` is formed.
+On a GPU every such branch costs a round trip to the host
+(:func:`solvers.integrators._base.host_control_flow`), so there the stage loop passes ``when=True``: every stage
+takes the maximum (only the first stage's is used), and no ``lax.cond`` is formed.
 """
 
 from __future__ import annotations
