@@ -11,6 +11,15 @@ _flag = "--xla_force_host_platform_device_count=8"
 if _flag not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
+# JAX's persistent compilation cache, shared by the pytest workers and every process the tests start (CLI runs,
+# notebook kernels, README blocks, ranks; they inherit these variables): a program compiled once is loaded, not
+# compiled again, by the next test that builds the same program. Every distinct program is still compiled on a
+# clean clone. Off with JAX_ENABLE_COMPILATION_CACHE=false; a JAX_COMPILATION_CACHE_DIR already set is kept. The
+# size cap makes JAX lock the directory (filelock) while it reads and writes, which concurrent processes need.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "jax"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
+
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
