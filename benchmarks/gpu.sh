@@ -9,7 +9,9 @@
 #   info     the GPU, JAX and NCCL versions
 #   ns       the Navier-Stokes step at 256^3 and 512^3 (ms, xfft3d units per stage, the GPU program's bytes/point)
 #   fft      xfft3d/xrfft3d against jnp.fft at 256^3-1024^3, natural and transposed order
-#   step     the main job against its bare step (32^3, 256^2) and the step against exponax (1024^2, 256^3);
+#   step     the main job against its bare step (32^3, 256^2), with the step program with a fixed dt, with CFL
+#            control, with rows (--decompose: where the main job's time beyond the bare step goes), and the
+#            step against exponax (1024^2, 256^3);
 #            the exponax columns need `pip install exponax` (the driver columns do not)
 #   ns1024   the 1024^3 float32 step on "one 80 GB card": JAX's memory pool capped at MEM80 (default .53) of the
 #            GPU: on an H200 a bytes_limit of 79.6 GB (measured), less than the 95% of an 80 GB card that JAX
@@ -60,8 +62,8 @@ step ns 150 "$py" benchmarks/navier_stokes.py --platform auto --sizes "${sizes[@
 step fft 120 "$py" benchmarks/fft.py --platform auto --sizes "${ffts[@]}" --no-peer --no-backends --out "$out"
 peer=--peer
 "$py" -c "import exponax" 2>/dev/null || peer=
-step step 150 env JAX_PLATFORMS=$ptf "$py" benchmarks/solver_step.py $peer --driver --n2d $n2d --n3d $n3d \
-    --repeats 9 --tag _gpu --out "$out"
+step step 200 env JAX_PLATFORMS=$ptf "$py" benchmarks/solver_step.py $peer --driver --decompose --n2d $n2d \
+    --n3d $n3d --repeats 9 --tag _gpu --out "$out"
 step ns1024 120 env XLA_PYTHON_CLIENT_MEM_FRACTION="${MEM80:-.53}" "$py" benchmarks/navier_stokes.py \
     --platform auto --sizes $big --integrators lsrk4 --repeats 6 --tag _gpu_1024 --out "$out"
 runs=$(mktemp -d)

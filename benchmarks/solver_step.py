@@ -10,19 +10,26 @@
    ``python -m solvers run`` runs it) per step against the bare compiled step (``Integrator.advance``: a fixed-dt
    ``fori_loop``) at 32^3 (navier-stokes, lsrk4) and 256^2 (navier-stokes-2d, rk4), ``--driver-steps`` steps per call,
    alternating; ``main_over_bare`` is the median of the per-round ratios (with quartiles), which a slow spell of the
-   shared machine moves less than a ratio of medians.
+   shared machine moves less than a ratio of medians. ``--decompose`` adds, in the same rounds, one step program
+   (:meth:`solvers._stepper.Stepper.run_segment`, segments of ``8 * --diag-every`` steps, the main job's) three
+   ways: a fixed dt without rows (``segment_fixed_over_bare``: the segment loop itself), CFL control without rows
+   (``segment_cfl_over_bare``) and CFL control with the rows (``segment_rows_over_bare``): where the main job's
+   time beyond the bare step goes (on a GPU: host round trips of the loop, the CFL step, the rows).
 
 exponax is installed only for this benchmark (``pip install exponax``; it is no dependency of xfft). Writes
 ``benchmarks/results/solver_step.json`` and ``.png`` (``--tag`` adds a suffix, e.g. ``_gpu``).
 
-Run: ``python benchmarks/solver_step.py [--peer] [--driver] [--repeats 7] [--driver-steps 500] [--diag-every 10]``.
+Run: ``python benchmarks/solver_step.py [--peer] [--driver [--decompose]] [--repeats 7] [--driver-steps 500]
+[--diag-every 10]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
+import math
 import os
 import platform
 import statistics
@@ -97,14 +104,39 @@ def _peer_case(ex, one, dim: int, n: int, steps: int, repeats: int) -> dict:
     return row
 
 
-def driver(repeats: int, steps: int, diag_every: int = 10) -> dict:
+def driver(repeats: int, steps: int, diag_every: int = 10, decompose: bool = False) -> dict:
     """Main job per step (CFL, diagnostics every 10) vs the bare fixed-dt compiled step, alternating."""
     cases = (("3d", "navier-stokes", 32, "lsrk4"), ("2d", "navier-stokes-2d", 256, "rk4"))
-    return {c[0]: _driver_case(*c, repeats, steps, diag_every) for c in cases}
+    return {c[0]: _driver_case(*c, repeats, steps, diag_every, decompose) for c in cases}
+
+
+def _segments(run, state, dt: float, steps: int, diag_every: int) -> tuple[dict, int]:
+    """``--decompose``: zero-argument timers of the step program (whole segments of the main job's length ``seg``,
+    as many as fit in ``steps``, at least one) with a fixed dt and no rows, CFL control and no rows, CFL control and
+    the rows; each from its own copy of ``state`` (the program donates it). Returns ``(timers, seg)``."""
+    from solvers._stepper import Stepper
+
+    cfl = run.stepper
+    fixed = Stepper(cfl.integ, dataclasses.replace(cfl.control, dt=dt, band=None, energy_every_step=False))
+    plain = Stepper(cfl.integ, cfl.control)
+    seg = cfl.row_limit(diag_every)
+
+    def timer(stepper, rows):
+        box = [jax.tree.map(jnp.copy, state), 0.0, 0.0, 0]  # state, t, dt_band, steps taken
+
+        def go():
+            for _ in range(max(1, steps // seg)):
+                out = stepper.run_segment(box[0], box[1], box[2], seg, math.inf, math.inf,
+                                          rows=(box[3], diag_every, False) if rows else None)
+                box[:] = out.state, box[1] + sum(out.dts), out.dt_next, box[3] + out.steps
+        return go
+
+    return {"segment_fixed": timer(fixed, False), "segment_cfl": timer(plain, False),
+            "segment_rows": timer(cfl, True)}, seg
 
 
 def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, steps: int,
-                 diag_every: int = 10) -> dict:
+                 diag_every: int = 10, decompose: bool = False) -> dict:
     """One grid of :func:`driver`."""
     from solvers import _run
 
@@ -130,7 +162,12 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
         def bare_step():
             box["bare"] = bare.advance(box["bare"], 0.0, dt, steps)
 
-        samples = round_robin_samples({"main": main_job, "bare": bare_step}, repeats)
+        cases = {"main": main_job, "bare": bare_step}
+        seg = None
+        if decompose:
+            more, seg = _segments(run, box["bare"], dt, steps, diag_every)
+            cases |= more
+        samples = round_robin_samples(cases, repeats)
         run.ckpt.close()
     t = {k: statistics.median(v) for k, v in samples.items()}
     ratio = paired_ratio(samples["main"], samples["bare"])
@@ -139,6 +176,12 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
            "main_job_ms_per_step": 1e3 * t["main"] / steps, "bare_ms_per_step": 1e3 * t["bare"] / steps,
            "main_over_bare": ratio["median"], "main_over_bare_q1": ratio["q1"], "main_over_bare_q3": ratio["q3"],
            "ratio_of_medians": t["main"] / t["bare"]}
+    if decompose:  # segments of ``seg`` steps, as many as fit in ``steps`` (at least one)
+        per = seg * max(1, steps // seg) / steps
+        for k in ("segment_fixed", "segment_cfl", "segment_rows"):
+            r = paired_ratio([v / per for v in samples[k]], samples["bare"])
+            row |= {f"{k}_ms_per_step": 1e3 * t[k] / (seg * max(1, steps // seg)),
+                    f"{k}_over_bare": r["median"], f"{k}_over_bare_q1": r["q1"], f"{k}_over_bare_q3": r["q3"]}
     print(json.dumps({name: row}), flush=True)
     return row
 
@@ -177,6 +220,8 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--driver-steps", type=int, default=500, help="steps per timed call of --driver")
     p.add_argument("--diag-every", type=int, default=10, help="diagnostics rows of --driver (the main job's default)")
+    p.add_argument("--decompose", action="store_true",
+                   help="--driver: also the step program with a fixed dt, with CFL control, with rows")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--out", type=Path, default=HERE / "results")
     p.add_argument("--tag", default="", help="suffix of the output files, e.g. _gpu")
@@ -192,7 +237,7 @@ def main() -> None:
     if a.peer:
         result["peer"] = peer(a.n2d, a.n3d, a.steps, a.repeats)
     if a.driver:
-        result["driver"] = driver(a.repeats, a.driver_steps, a.diag_every)
+        result["driver"] = driver(a.repeats, a.driver_steps, a.diag_every, a.decompose)
     dev = jax.devices()[0]
     where = f"{jax.device_count()} {'CPU devices' if dev.platform == 'cpu' else dev.device_kind}"
     result["meta"] = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
