@@ -32,9 +32,10 @@ start=$(date +%s)
 summary=()
 if [[ ${SMOKE:-} == 1 ]]; then
     sizes=(32 48) ffts=(32 64) big=64 n2d=64 n3d=16 cube=16 nmp=32 launch=(--platform cpu) ptf=cpu
+    driver=(--driver-steps 80 --repeats 2)  # the driver's grids are fixed (32^3, 256^2): fewer steps on CPUs
 else
     sizes=(256 512) ffts=(256 512 1024) big=1024 n2d=1024 n3d=256 cube=64 nmp=128 launch=(--platform gpu
-        --ranks-per-gpu 2) ptf=cuda
+        --ranks-per-gpu 2) ptf=cuda driver=(--driver-steps 500 --repeats 9)
 fi
 
 step() {  # step NAME SECONDS COMMAND...: COMMAND under `timeout`, within what is left of the budget
@@ -63,7 +64,7 @@ step fft 120 "$py" benchmarks/fft.py --platform auto --sizes "${ffts[@]}" --no-p
 peer=--peer
 "$py" -c "import exponax" 2>/dev/null || peer=
 step step 200 env JAX_PLATFORMS=$ptf "$py" benchmarks/solver_step.py $peer --driver --decompose --n2d $n2d \
-    --n3d $n3d --repeats 9 --tag _gpu --out "$out"
+    --n3d $n3d "${driver[@]}" --tag _gpu --out "$out"
 step ns1024 120 env XLA_PYTHON_CLIENT_MEM_FRACTION="${MEM80:-.53}" "$py" benchmarks/navier_stokes.py \
     --platform auto --sizes $big --integrators lsrk4 --repeats 6 --tag _gpu_1024 --out "$out"
 runs=$(mktemp -d)
