@@ -1,80 +1,96 @@
 """solvers: pseudo-spectral PDE solvers on sharded JAX arrays, built only on the xfft public API.
 
-Public API: :class:`Grid` (a tensor product of :mod:`solvers.bases` on a mesh) and :class:`SpectralGrid` (the
-periodic box); equations (:class:`Equation`, :class:`NavierStokes`, :class:`Poisson`,
-``EQUATIONS``); integrators (:class:`Integrator`, :class:`RK4`, :class:`LSRK4`, :class:`ETDRK4`, :class:`IFRK4`,
-:class:`IMEX`, ``INTEGRATORS``, :class:`FixedStep`, :class:`CFLStep`); :mod:`solvers.diagnostics`; :func:`simulate`
-(the main job's driver: diagnostics CSV, orbax checkpoints, resume, plots; :class:`ResolutionWarning` when a run
-leaves its resolution) with :class:`RunConfig`; :func:`rollout`
-(a pure, differentiable, checkpointed run of fixed steps: gradients through sharded simulations); :class:`Param`
-and :class:`InitialCondition` (declared parameters of equations and initial conditions; see the README, "Your own
-equation"). Command line: ``python -m solvers``.
+The parts, by role (each a subpackage):
+
+- discretization: :mod:`solvers.bases` (one-dimensional bases, Chebyshev coefficient operators and tau solves) and
+  :mod:`solvers.grids` (:class:`Grid`, the periodic :class:`SpectralGrid`, :func:`wall_grid`);
+- model: :mod:`solvers.model` (:class:`Equation`, :class:`Param`, :class:`InitialCondition`, the linear-part
+  protocols, reusable blocks such as :class:`WallVelocity`); :mod:`solvers.equations` (one PDE per file);
+  :mod:`solvers.steady` (Poisson solvers);
+- time stepping: :mod:`solvers.integrators` (one scheme per file), :mod:`solvers.stepping` (the stepping core,
+  :class:`FixedStep`, :class:`CFL`), :mod:`solvers.simulation` (:func:`simulate`, :func:`rollout`);
+- outputs: :mod:`solvers.outputs` (the :class:`Output` protocol; checkpoints, CSV, plots, snapshots, progress);
+- the main job and its command line: :mod:`solvers.job` (:class:`RunConfig`, :class:`RunSpec`, :data:`REGISTRY`,
+  :func:`run`) and :mod:`solvers.cli` (``python -m solvers``);
+- references: :mod:`solvers.stability` (linear stability), :mod:`solvers.diagnostics`,
+  :mod:`solvers.initial_conditions`, :mod:`solvers.reference`.
 """
 
 from . import bases as bases
 from . import diagnostics as diagnostics
 from . import initial_conditions as initial_conditions
-from ._config import ConfigError as ConfigError
-from ._config import RunConfig as RunConfig
-from ._grid import Grid as Grid
-from ._params import InitialCondition as InitialCondition
-from ._params import Param as Param
-from ._resolution import ResolutionWarning as ResolutionWarning
-from ._rollout import Rollout as Rollout
-from ._rollout import rollout as rollout
-from ._run import BlowUpError as BlowUpError
-from ._run import Output as Output
-from ._run import simulate as simulate
-from ._spectral_grid import SpectralGrid as SpectralGrid
-from .equations import EQUATIONS as EQUATIONS
-from .equations import SOLVERS as SOLVERS
-from .equations import Equation as Equation
+from .equations import AllenCahn as AllenCahn
+from .equations import Burgers as Burgers
+from .equations import CahnHilliard as CahnHilliard
+from .equations import Channel as Channel
+from .equations import Couette as Couette
+from .equations import GrossPitaevskii as GrossPitaevskii
 from .equations import NavierStokes as NavierStokes
-from .equations import Poisson as Poisson
-from .equations import PoissonChebyshev as PoissonChebyshev
-from .equations import PoissonWalls as PoissonWalls
+from .equations import NavierStokes2D as NavierStokes2D
 from .equations import RayleighBenard as RayleighBenard
+from .equations import RayleighBenardFreeSlip as RayleighBenardFreeSlip
+from .equations import RayleighBenardNoSlip as RayleighBenardNoSlip
+from .equations import SchrodingerPoisson as SchrodingerPoisson
+from .grids import Grid as Grid
+from .grids import SpectralGrid as SpectralGrid
+from .grids import wall_grid as wall_grid
 from .integrators import ETDRK4 as ETDRK4
 from .integrators import IFRK4 as IFRK4
 from .integrators import IMEX as IMEX
 from .integrators import INTEGRATORS as INTEGRATORS
 from .integrators import LSRK4 as LSRK4
 from .integrators import RK4 as RK4
-from .integrators import CFLStep as CFLStep
-from .integrators import FixedStep as FixedStep
+from .integrators import ImaginaryTimeSplitStep as ImaginaryTimeSplitStep
 from .integrators import Integrator as Integrator
+from .integrators import SplitStep as SplitStep
+from .job import REGISTRY as REGISTRY
+from .job import ConfigError as ConfigError
+from .job import RunConfig as RunConfig
+from .job import RunSpec as RunSpec
+from .job import dry_run as dry_run
+from .job import register as register
+from .job import run as run
+from .model import Equation as Equation
+from .model import InitialCondition as InitialCondition
+from .model import Param as Param
+from .model import VelocityEquation as VelocityEquation
+from .model import WallVelocity as WallVelocity
+from .model.linear import DiagonalLinear as DiagonalLinear
+from .model.linear import FusedRate as FusedRate
+from .model.linear import ImplicitLinear as ImplicitLinear
+from .outputs import Callback as Callback
+from .outputs import Checkpoint as Checkpoint
+from .outputs import DiagnosticsCSV as DiagnosticsCSV
+from .outputs import Event as Event
+from .outputs import Output as Output
+from .outputs import Plots as Plots
+from .outputs import PlotSpec as PlotSpec
+from .outputs import Progress as Progress
+from .outputs import ResolutionCheck as ResolutionCheck
+from .outputs import ResolutionWarning as ResolutionWarning
+from .outputs import Row as Row
+from .outputs import SnapshotWriter as SnapshotWriter
+from .simulation import BlowUpError as BlowUpError
+from .simulation import Rollout as Rollout
+from .simulation import Solution as Solution
+from .simulation import rollout as rollout
+from .simulation import simulate as simulate
+from .steady import SOLVERS as SOLVERS
+from .steady import Poisson as Poisson
+from .steady import PoissonChebyshev as PoissonChebyshev
+from .steady import PoissonWalls as PoissonWalls
+from .stepping import CFL as CFL
+from .stepping import CFLStep as CFLStep
+from .stepping import FixedStep as FixedStep
 
 __all__ = [
-    "EQUATIONS",
-    "ETDRK4",
-    "IFRK4",
-    "IMEX",
-    "INTEGRATORS",
-    "LSRK4",
-    "RK4",
-    "SOLVERS",
-    "BlowUpError",
-    "CFLStep",
-    "ConfigError",
-    "Equation",
-    "FixedStep",
-    "Grid",
-    "InitialCondition",
-    "Integrator",
-    "NavierStokes",
-    "Output",
-    "Param",
-    "Poisson",
-    "PoissonChebyshev",
-    "PoissonWalls",
-    "RayleighBenard",
-    "ResolutionWarning",
-    "Rollout",
-    "RunConfig",
-    "SpectralGrid",
-    "bases",
-    "diagnostics",
-    "initial_conditions",
-    "rollout",
-    "simulate",
+    "CFL", "ETDRK4", "IFRK4", "IMEX", "INTEGRATORS", "LSRK4", "REGISTRY", "RK4", "SOLVERS", "AllenCahn", "BlowUpError",
+    "Burgers", "CFLStep", "CahnHilliard", "Callback", "Channel", "Checkpoint", "ConfigError", "Couette",
+    "DiagnosticsCSV", "DiagonalLinear", "Equation", "Event", "FixedStep", "FusedRate", "Grid", "GrossPitaevskii",
+    "ImaginaryTimeSplitStep", "ImplicitLinear", "InitialCondition", "Integrator", "NavierStokes", "NavierStokes2D",
+    "Output", "Param", "PlotSpec", "Plots", "Poisson", "PoissonChebyshev", "PoissonWalls", "Progress",
+    "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip", "ResolutionCheck", "ResolutionWarning",
+    "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid",
+    "SplitStep", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run", "initial_conditions",
+    "register", "rollout", "run", "simulate", "wall_grid",
 ]

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._spectral_grid import SpectralGrid
+from .grids import SpectralGrid
 
 #: the outer band of :func:`resolution`: modes whose radius, in units of the largest kept wavenumber of each axis,
 #: exceeds this (the top third of the resolved wavenumbers, and whatever lies beyond them)

@@ -6,14 +6,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._params import Param
-from ._spectral_grid import SpectralGrid
+from .grids import SpectralGrid
+from .model.params import Param
 
 #: parameters of :func:`random_isotropic` (``--seed``, ``--k0``, ``--energy`` on the command line)
 RANDOM_PARAMS = (
-    Param("seed", 0, "random seed (the field does not depend on the mesh)", int, low=0, flag="--seed"),
-    Param("k0", 4.0, "spectral peak", low=0, low_open=True, flag="--k0"),
-    Param("energy", 0.5, "initial kinetic energy", low=0, low_open=True, flag="--energy"),
+    Param("seed", 0, "random seed (the field does not depend on the mesh)", int, low=0),
+    Param("k0", 4.0, "spectral peak", low=0, low_open=True),
+    Param("energy", 0.5, "initial kinetic energy", low=0, low_open=True),
 )
 
 

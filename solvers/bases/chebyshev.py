@@ -98,7 +98,7 @@ class Chebyshev(Basis):
 
     def derivative(self, c: jax.Array, axis: int, order: int = 1) -> jax.Array:
         """Coefficients of ``d^order f / dx^order`` from those of ``f`` along ``axis`` (local; O(n))."""
-        from . import _tau
+        from . import tau as _tau
 
         d = jnp.moveaxis(c, axis, 0)
         d = _tau.derivative(d, order) * (2 / self.length) ** order
@@ -106,7 +106,7 @@ class Chebyshev(Basis):
 
     def boundary_values(self, c: jax.Array, axis: int = 0) -> tuple[jax.Array, jax.Array]:
         """``f(a)`` and ``f(b)`` (the walls) from the coefficients along ``axis``."""
-        from . import _tau
+        from . import tau as _tau
 
         top, bottom = _tau.boundary_values(jnp.moveaxis(c, axis, 0))
         return bottom, top

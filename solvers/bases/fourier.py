@@ -28,6 +28,11 @@ class Fourier(Basis):
     kind = "fft"
     boundary = "periodic"
 
+    def _check_n(self) -> None:
+        if self.n < self.min_points or self.n % 2:
+            raise ValueError(f"{type(self).__name__} needs an even number of points >= {self.min_points} (its "
+                             f"Nyquist mode conventions assume one), got n={self.n}")
+
     def __init__(self, n: int, domain: tuple[float, float] | float = 2 * math.pi, *, kept_modes: int | None = None):
         super().__init__(n, domain)
         kept = self.n if kept_modes is None else kept_modes

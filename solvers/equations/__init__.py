@@ -1,33 +1,21 @@
-"""Equations, one per file, each a subclass of :class:`Equation`; ``EQUATIONS`` maps CLI names to classes."""
+"""Equations, one PDE per file, each a subclass of :class:`~solvers.Equation` (physics only; how each runs from the
+command line is its :class:`~solvers.RunSpec` in :mod:`solvers.job`)."""
 
-from ._base import Equation as Equation
 from .allen_cahn import AllenCahn as AllenCahn
 from .burgers import Burgers as Burgers
 from .cahn_hilliard import CahnHilliard as CahnHilliard
+from .cahn_hilliard import PhaseField as PhaseField
 from .channel import Channel as Channel
 from .couette import Couette as Couette
 from .gross_pitaevskii import GrossPitaevskii as GrossPitaevskii
 from .navier_stokes import NavierStokes as NavierStokes
 from .navier_stokes_2d import NavierStokes2D as NavierStokes2D
-from .poisson import Poisson as Poisson
-from .poisson_chebyshev import PoissonChebyshev as PoissonChebyshev
-from .poisson_walls import PoissonWalls as PoissonWalls
 from .rayleigh_benard import RayleighBenard as RayleighBenard
+from .rayleigh_benard_free_slip import RayleighBenardFreeSlip as RayleighBenardFreeSlip
+from .rayleigh_benard_no_slip import RayleighBenardNoSlip as RayleighBenardNoSlip
+from .schrodinger_poisson import Schrodinger as Schrodinger
 from .schrodinger_poisson import SchrodingerPoisson as SchrodingerPoisson
 
-#: time-dependent equations runnable from the CLI (``python -m solvers run NAME``)
-EQUATIONS: dict[str, type[Equation]] = {NavierStokes.name: NavierStokes}
-EQUATIONS.update({c.name: c for c in (SchrodingerPoisson, GrossPitaevskii)})
-EQUATIONS.update({c.name: c for c in (CahnHilliard, AllenCahn, NavierStokes2D, Burgers)})
-#: steady solvers (Python API), listed by ``python -m solvers list``
-SOLVERS = {Poisson.name: Poisson}
-EQUATIONS[RayleighBenard.name] = RayleighBenard
-EQUATIONS[Channel.name] = Channel
-EQUATIONS[Couette.name] = Couette
-SOLVERS[PoissonWalls.name] = PoissonWalls
-SOLVERS[PoissonChebyshev.name] = PoissonChebyshev
-
-__all__ = ["EQUATIONS", "SOLVERS", "Equation", "NavierStokes", "Poisson"]
-__all__ += ["GrossPitaevskii", "SchrodingerPoisson"]
-__all__ += ["AllenCahn", "Burgers", "CahnHilliard", "NavierStokes2D"]
-__all__ += ["Channel", "Couette", "PoissonChebyshev", "PoissonWalls", "RayleighBenard"]
+__all__ = ["AllenCahn", "Burgers", "CahnHilliard", "Channel", "Couette", "GrossPitaevskii", "NavierStokes",
+           "NavierStokes2D", "PhaseField", "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip",
+           "Schrodinger", "SchrodingerPoisson"]

@@ -14,8 +14,8 @@ class AllenCahn(PhaseField):
     and diagnostics as :class:`~solvers.equations.cahn_hilliard.PhaseField` with mobility ``M = 1``.
     """
 
-    name = "allen-cahn"
-    description = "Allen-Cahn phase ordering, stabilized split (2D/3D)"
+
+    conserved = False
 
     def mobility(self) -> jax.Array:
         return self.grid.k2() * 0 + 1

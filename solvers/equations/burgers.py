@@ -9,9 +9,8 @@ import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
-from .._params import InitialCondition, Param
-from .._spectral_grid import SpectralGrid
-from ._velocity import VelocityEquation
+from ..grids import SpectralGrid
+from ..model import InitialCondition, Param, VelocityEquation
 
 
 def _sine(eq: Burgers) -> jax.Array:
@@ -45,10 +44,8 @@ class Burgers(VelocityEquation):
       ValueError: negative or non-finite viscosity, or a grid that is not 3D.
     """
 
-    name = "burgers"
-    description = "3D viscous Burgers, vector form (pseudo-spectral, dealiased; --n NX NY NZ: long thin grids)"
     parameters = (
-        Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),
+        Param("nu", 1 / 1600, "kinematic viscosity", low=0),
         Param("amplitude", 1.0, "v0 of the sine and taylor-green initial conditions"),
     )
     initial_conditions = {
@@ -73,21 +70,17 @@ class Burgers(VelocityEquation):
 
 
     def diagnostics(self, u_hat: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
-        """Energy, ``<|grad u|^2> / 2``, dissipation ``nu <|grad u|^2>``, ``max |du_x/dx|``, ``min div u``, CFL and
+        """Energy, ``<|grad u|^2> / 2``, dissipation ``nu <|grad u|^2>``, ``max |du_x/dx|``, ``min div u`` and
         ``resolution`` (:func:`~solvers.diagnostics.resolution` of the energy)."""
         g = self.grid
         gsq = 0.5 * g.mean_square(u_hat, g.k2())
         du = g.irfft(jnp.stack([1j * g.k[0] * u_hat[0], g.div(u_hat)]))
         return {"energy": diag.kinetic_energy(g, u_hat), "gradient_sq": gsq, "dissipation": 2 * self.nu * gsq,
                 "max_dudx": g.maximum(jnp.abs(du[0])), "min_div": -g.maximum(-du[1]),
-                "cfl": diag.cfl_number(g, u_hat, dt), "resolution": diag.resolution(g, u_hat)}
+                "resolution": diag.resolution(g, u_hat)}
 
 
-    def plot_field(self, u_hat: jax.Array) -> tuple[str, jax.Array]:
-        g = self.grid
-        return "u_x, mid-plane z = L/2", g.mid_plane(g.irfft(u_hat[0]))
-
-    def snapshot_fields(self, u_hat: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, u_hat: jax.Array) -> dict[str, jax.Array]:
         """Velocity components ``u, v, w``."""
         u = self.grid.irfft(u_hat)
         return {"u": u[0], "v": u[1], "w": u[2]}

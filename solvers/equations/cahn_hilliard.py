@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
 
 from .. import diagnostics as diag
-from .._params import InitialCondition, Param
-from .._spectral_grid import SpectralGrid
-from ._base import Equation
+from ..grids import SpectralGrid
+from ..model import Equation, InitialCondition, Param
 
 
 def _random(eq: PhaseField, seed: int = 0) -> jax.Array:
@@ -48,9 +48,8 @@ class PhaseField(Equation):
       ValueError: non-positive ``eps``, negative ``stabilization``, a non-integer ``mode`` or a 1D grid.
     """
 
-    default_integrator = "etdrk4"  # the stiff eps^2 k^4 part is integrated exactly
-    energy_label = "free energy F"
-    ndims = (2, 3)
+    #: whether ``<c>`` is conserved (mobility ``k^2``: Cahn-Hilliard) or not (mobility 1: Allen-Cahn)
+    conserved: ClassVar[bool] = True
     parameters = (
         Param("eps", 0.1, "interface parameter (gradient energy eps^2)", low=0, low_open=True),
         Param("stabilization", 2.0, "S of the stabilized split", low=0),
@@ -59,7 +58,7 @@ class PhaseField(Equation):
         Param("mode", 1, "mode number of the perturbation initial condition", int),
     )
     initial_conditions = {
-        "random": InitialCondition(_random, (Param("seed", 0, "random seed", int, low=0, flag="--seed"),),
+        "random": InitialCondition(_random, (Param("seed", 0, "random seed", int, low=0),),
                                    "c0 + amplitude * uniform noise"),
         "perturbation": InitialCondition(_perturbation, (), "c0 + amplitude * cos(mode * 2 pi x / Lx)"),
     }
@@ -86,7 +85,7 @@ class PhaseField(Equation):
         """Linear-stability rate of a mode ``|k|^2 = k2`` about the uniform state ``c0``:
         ``sigma = -M(k) (eps^2 k^2 + f''(c0))``, ``f''(c) = 3 c^2 - 1``."""
         c0 = self.c0 if c0 is None else c0
-        m = k2 if self.name == "cahn-hilliard" else 1.0
+        m = k2 if self.conserved else 1.0
         return -m * (self.eps ** 2 * k2 + 3 * c0 ** 2 - 1)
 
     # ----- diagnostics -------------------------------------------------------------------------------
@@ -128,11 +127,7 @@ class PhaseField(Equation):
         g = self.grid
         return g.radial_sum(jnp.where(g.k2() > 0, c_hat.real ** 2 + c_hat.imag ** 2, 0))
 
-    def plot_field(self, c_hat: jax.Array) -> tuple[str, jax.Array]:
-        g = self.grid
-        return "concentration c" + (", mid-plane z = L/2" if g.ndim == 3 else ""), g.mid_plane(g.irfft(c_hat))
-
-    def snapshot_fields(self, c_hat: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, c_hat: jax.Array) -> dict[str, jax.Array]:
         """The phase field ``c``."""
         return {"c": self.grid.irfft(c_hat)}
 
@@ -144,5 +139,3 @@ class CahnHilliard(PhaseField):
     ``|c0| < 1/sqrt(3)``). See :class:`PhaseField` for the scheme and the parameters.
     """
 
-    name = "cahn-hilliard"
-    description = "Cahn-Hilliard phase separation, stabilized split (2D/3D)"

@@ -9,12 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._grid import Grid
-from .._params import InitialCondition, Param
-from ..bases import Chebyshev, _tau
-from ..bases.fourier import periodic_bases, wall_points
-from ._base import Equation
-from ._kmm import WallVelocity, laminar_profile
+from ..bases import Chebyshev
+from ..bases import tau as _tau
+from ..grids import Grid, wall_grid
+from ..model import Equation, InitialCondition, Param, WallVelocity, laminar_profile
 
 DRIVES = ("flow-rate", "pressure")
 #: wall-normal mean of the laminar profile ``U = 1 - y^2``: the bulk velocity a flow-rate drive keeps
@@ -77,7 +75,7 @@ ORR_SOMMERFELD_MODE = InitialCondition(_tollmien_schlichting, (
     "laminar + amplitude x the least stable Orr-Sommerfeld mode (default box Lx = 2 pi / alpha)")
 TURBULENT = InitialCondition(_turbulent, (
     Param("amplitude", 0.1, "rms velocity of the random perturbation", low=0),
-    Param("seed", 0, "random seed", int, low=0, flag="--seed")),
+    Param("seed", 0, "random seed", int, low=0)),
     "laminar + a random perturbation satisfying the wall conditions (3D transition)")
 
 
@@ -89,30 +87,24 @@ class Channel(Equation):
     ``Re = U_c h / nu``. ``drive="flow-rate"`` keeps the bulk velocity at the laminar ``2/3`` (bulk Reynolds
     number ``2 h U_b / nu = 4 Re / 3``; Lee & Moser's ``Re_tau = 180`` case, ``Re_b = 5600``, is ``Re = 4200``)
     with a uniform pressure gradient found at every implicit stage; ``drive="pressure"`` applies the laminar
-    gradient ``2 / Re``. Formulation: velocity-vorticity (Kim, Moin & Moser 1987; :mod:`._kmm`), Chebyshev tau in
-    y with the influence-matrix method for ``v = v' = 0``, Fourier in x and z, rotational nonlinear term
-    dealiased by the grid's rule, IMEX time stepping (``--integrator imex``) with banded implicit solves.
+    gradient ``2 / Re``. Formulation: velocity-vorticity (Kim, Moin & Moser 1987;
+    :class:`~solvers.model.WallVelocity`), Chebyshev tau in y with the influence-matrix method for ``v = v' = 0``,
+    Fourier in x and z, rotational nonlinear term dealiased by the grid's rule, IMEX time stepping with banded
+    implicit solves (the linear part is :class:`~solvers.model.ImplicitLinear`).
 
-    Grid: ``(ny, nx[, nz])`` with ``y`` first (Chebyshev Gauss-Lobatto points, walls included), box
-    ``(2, Lx[, Lz])``. State: complex ``(F, ny, nx[, nz // 2 + 1])``, ``F = 1`` in 2D, 2 in 3D (see
-    :class:`~._kmm.WallVelocity`), on ``grid.spectral_sharding(1)``.
+    Grid: ``(ny, nx[, nz])`` with ``y`` first (:func:`~solvers.grids.wall_grid` with ``walls=(-1, 1)``: Chebyshev
+    Gauss-Lobatto points, walls included). State: complex ``(F, ny, nx[, nz // 2 + 1])``, ``F = 1`` in 2D, 2 in 3D
+    (see :class:`~solvers.model.WallVelocity`), on ``grid.spectral_sharding(1)``.
 
     Args:
-      grid: a grid of shape ``(ny, nx[, nz])`` and box ``(2, Lx[, Lz])`` (rebuilt with the wall basis).
+      grid: a wall grid of shape ``(ny, nx[, nz])`` whose axis 0 is Chebyshev on ``[-1, 1]`` (a grid of other bases
+        and the same sizes and periodic lengths is rebuilt as one).
       Re: Reynolds number. drive: ``flow-rate`` or ``pressure``.
 
     Raises:
-      ValueError: bad parameters (naming them), a wall-normal box other than 2.
+      ValueError: bad parameters (naming them), a wall-normal axis other than ``[-1, 1]``.
     """
 
-    name = "channel"
-    description = ("plane channel flow between no-slip walls y = -1, 1 (Chebyshev tau in y, Fourier in x, z; "
-                   "velocity-vorticity form; --n NY NX [NZ])")
-    ndims = (2, 3)
-    default_integrator = "imex"
-    linear_form = "implicit"
-    plot_file = "velocity.png"
-    energy_label = "kinetic energy E"
     #: the laminar flow (``orr_sommerfeld.PROFILES``): Poiseuille ``U = 1 - y^2``
     profile = "poiseuille"
     #: sign of ``nu dU/dy`` in the shear stress reported at the (bottom, top) wall: the drag the flow exerts on
@@ -133,50 +125,15 @@ class Channel(Equation):
         self._walls(grid, Re=Re, drive=drive)
 
     def _walls(self, grid: Grid, **params: Any) -> None:
-        """The wall grid (Chebyshev in y) of ``grid``'s sizes and mesh, the parameters and the velocity machinery."""
-        if grid.box_length[0] != 2.0:
-            raise ValueError(f"{self.label()}: the wall-normal box (first entry of the box length) must be 2 (walls "
-                             f"at y = -1, 1), got {grid.box_length[0]}")
-        wall = type(self).grid_for(grid.modes, grid.mesh, box_length=grid.box_length, dtype=grid.dtype,
-                                   dealias=grid.dealias_rule, backend=grid.backend, params={},
-                                   points=grid.shape if grid.stored_on_more_points else None)
-        super().__init__(wall, **params)
-        self.dim = wall.ndim
-        self.kmm = WallVelocity(wall)
+        """The wall grid of ``grid`` (itself if it is one), the parameters and the velocity machinery."""
+        super().__init__(channel_grid(grid, self.label()), **params)
+        self.dim = self.grid.ndim
+        self.kmm = WallVelocity(self.grid)
 
     @property
     def nu(self) -> float:
         """Kinematic viscosity ``1 / Re`` (derived on every use, so ``with_params(Re=...)`` carries through)."""
         return 1.0 / self.Re
-
-    # ----- grid ----------------------------------------------------------------------------------------
-    @classmethod
-    def check_shape(cls, shape: tuple[int, ...], params: dict[str, Any]) -> None:
-        if shape[0] < 5 or any(n < 4 or n % 2 for n in shape[1:]):
-            raise ValueError(f"channel takes NY NX [NZ]: NY >= 5 Chebyshev points across the channel and even "
-                             f"NX, NZ >= 4, got {' '.join(map(str, shape))}")
-
-    @classmethod
-    def check_box(cls, box_length: tuple[float, ...], params: dict[str, Any]) -> None:
-        if box_length[0] != 2.0:
-            raise ValueError(f"{cls.label()}: the wall-normal box (the first entry) must be 2 (walls at y = -1, 1), "
-                             f"got {box_length[0]:g}")
-
-    @classmethod
-    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params, points=None) -> Grid:
-        """Chebyshev in y on ``[-1, 1]`` (axis 0), Fourier in x, a half spectrum in z (3D); ``points``: the
-        periodic axes' modes on more points (axis 0 keeps its own, see :func:`~solvers.bases.fourier.wall_points`)."""
-        cls.check_box(tuple(box_length), params)
-        bases = [Chebyshev(shape[0], (-1.0, 1.0))] + periodic_bases(
-            shape[1:], box_length[1:], points=wall_points(shape, points), real_last=len(shape) == 3)
-        return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend,
-                    axis_names=("y", "x", "z")[:len(shape)])
-
-    @classmethod
-    def default_box_length(cls, ndim: int, params: dict[str, Any] | None = None) -> tuple[float, ...]:
-        """``(2, 2 pi / alpha[, pi])`` (``alpha``: the Tollmien-Schlichting wavenumber, default 1)."""
-        alpha = float((params or {}).get("alpha", 1.0))
-        return (2.0, 2 * math.pi / alpha) + ((math.pi,) if ndim == 3 else ())
 
     def abstract_state(self) -> jax.ShapeDtypeStruct:
         g = self.grid
@@ -229,10 +186,6 @@ class Channel(Equation):
         return u.at[1].add(self.grid.along(lift, 0) * self.kmm.mean_mask())
 
     # ----- equation ------------------------------------------------------------------------------------
-    def linear(self) -> jax.Array:
-        raise TypeError("channel has no diagonal linear operator (its implicit part couples Chebyshev "
-                        "coefficients): use an IMEX integrator")
-
     def implicit_factor(self, h: jax.Array) -> dict:
         """The tau solves' factors for ``h`` (:meth:`~._kmm.WallVelocity.factor`), once per step size."""
         return self.kmm.factor(h, self.nu, self._flux())
@@ -281,22 +234,12 @@ class Channel(Equation):
         tau_b, tau_t = self.wall_signs[0] * self.nu * bottom, self.wall_signs[1] * self.nu * top
         return {"energy": self.energy(s), "perturbation_energy": self.perturbation_energy(s),
                 "bulk_velocity": 0.5 * _tau.integrate(U), "wall_shear_bottom": tau_b, "wall_shear_top": tau_t,
-                "re_tau": jnp.sqrt(jnp.maximum(0.5 * (tau_b + tau_t), 0)) / self.nu,
-                "cfl": dt * self.max_rate(s)}
+                "re_tau": jnp.sqrt(jnp.maximum(0.5 * (tau_b + tau_t), 0)) / self.nu}
 
     def max_rate(self, s: jax.Array) -> jax.Array:
         return self.kmm.max_rate(self.grid.backward(self.velocity(s)))
 
-    def energy_bound(self, initial: float) -> float:
-        """A bound no physical flow exceeds: with the pressure drive, ``dE/dt = Pi U_b - nu <|grad u|^2>`` and
-        the Poincare inequality (``pi^2 / 4`` on ``[-1, 1]``) give ``E <= 8 Pi^2 / (nu^2 pi^4)`` (4 times that
-        returned); at constant flow rate, 100 times the larger of the initial and the laminar energy."""
-        laminar = 4.0 / 15.0
-        if self.drive == "pressure":
-            return 4 * max(initial, 8 * (2 * self.nu) ** 2 / (self.nu ** 2 * math.pi ** 4))
-        return 100 * max(initial, laminar)
-
-    def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Streamwise ``u``, wall-normal ``v`` and (3D) spanwise ``w`` velocity on the Chebyshev points."""
         p = self.grid.backward(self.velocity(s))
         out = {"u": p[1], "v": p[0]}
@@ -304,13 +247,23 @@ class Channel(Equation):
             out["w"] = p[2]
         return out
 
-    def plot_field(self, s: jax.Array) -> tuple[str, jax.Array, dict[str, tuple[str, np.ndarray]]]:
-        """The streamwise velocity ``u`` in the x-y plane (``z = 0`` in 3D), x horizontal and y vertical, on the
-        true points (Chebyshev in y)."""
-        g = self.grid
-        p = g.backward(self.velocity(s)[1])
-        plane = p if self.dim == 2 else p[..., 0]
-        label = "streamwise velocity u" + (f", plane z = {g.bases[2].points()[0]:.3g}" if self.dim == 3 else "")
-        axes = {"horizontal": (g.axis_names[1], g.bases[1].points()),
-                "vertical": (g.axis_names[0], g.bases[0].points())}
-        return label, g.replicate(plane.T), axes
+
+def channel_grid(grid: Grid, owner: str = "Channel") -> Grid:
+    """``grid`` if its axis 0 is Chebyshev on ``[-1, 1]`` and its other axes Fourier; a grid of other bases with a
+    wall-normal length 2 is rebuilt as that wall grid (same sizes, periodic lengths, mesh, dtype and rules).
+
+    Raises:
+      ValueError: a wall-normal axis other than ``[-1, 1]`` (length 2).
+    """
+    first = grid.bases[0]
+    if isinstance(first, Chebyshev):
+        if first.domain != (-1.0, 1.0):
+            raise ValueError(f"{owner}: the walls must be at y = -1 and y = 1 (axis 0 on [-1, 1]), got the "
+                             f"interval {first.domain}")
+        return grid
+    if grid.box_length[0] != 2.0:
+        raise ValueError(f"{owner}: the wall-normal box (axis 0, the first entry of the box length) must be 2 "
+                         f"(walls at y = -1, 1), got {grid.box_length[0]:g}")
+    return wall_grid(grid.modes, grid.mesh, walls=(-1.0, 1.0), lengths=grid.box_length[1:], dtype=grid.dtype,
+                     dealias=grid.dealias_rule, backend=grid.backend,
+                     points=grid.shape if grid.stored_on_more_points else None)

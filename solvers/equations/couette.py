@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._grid import Grid
-from .._params import InitialCondition, Param
+from ..grids import Grid
+from ..model import InitialCondition, Param
 from .channel import ORR_SOMMERFELD_MODE, TURBULENT, Channel, _laminar
 
 #: volume mean of ``U^2 / 2`` for ``U = y``: the energy of laminar Couette flow
@@ -38,9 +38,6 @@ class Couette(Channel):
       ValueError: a non-positive ``Re``, a wall-normal box other than 2.
     """
 
-    name = "couette"
-    description = ("plane Couette flow between walls y = -1, 1 moving at u = -1, +1 (Chebyshev tau in y, Fourier "
-                   "in x, z; velocity-vorticity form; --n NY NX [NZ])")
     profile = "couette"
     wall_signs = (1.0, 1.0)
     parameters = (
@@ -70,7 +67,3 @@ class Couette(Channel):
     def _flux(self) -> None:
         return None  # no imposed flow rate: the mean is solved with its wall values (0 for the state)
 
-    def energy_bound(self, initial: float) -> float:
-        """100 times the larger of the initial and the laminar energy ``1/6``: the walls feed at most
-        ``nu <dU/dy>`` per unit area, which a turbulent flow converts into far less energy than that."""
-        return 100 * max(initial, LAMINAR_ENERGY)

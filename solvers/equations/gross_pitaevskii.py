@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._params import InitialCondition, Param
-from .._spectral_grid import SpectralGrid
+from ..grids import SpectralGrid
+from ..model import InitialCondition, Param
 from .schrodinger_poisson import Schrodinger
 
 _X0 = Param("x0", 0.0, "centre along x (box centre = 0)")
@@ -34,9 +34,6 @@ class GrossPitaevskii(Schrodinger):
     ``sum omega_i / 2``.
     """
 
-    name = "gross-pitaevskii"
-    description = ("Bose-Einstein condensate in a harmonic trap, split-step (ground states: --integrator "
-                   "split-step-imaginary)")
     parameters = (Param("g", 0.0, "interaction strength (> 0 repulsive, < 0 attractive)"),
                   Param("omega", 1.0, "trap frequency (Python API: one value per axis)", low=0))
     initial_conditions = {

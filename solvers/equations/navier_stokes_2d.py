@@ -9,10 +9,8 @@ import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from .. import initial_conditions as ics
-from .._grid import rmul, times_i
-from .._params import InitialCondition, Param
-from .._spectral_grid import SpectralGrid
-from ._base import Equation
+from ..grids import SpectralGrid, rmul, times_i
+from ..model import Equation, InitialCondition, Param
 
 
 def _from_physical(eq: NavierStokes2D, fn) -> jax.Array:
@@ -75,27 +73,21 @@ class NavierStokes2D(Equation):
       ValueError: a grid that is not 2D, negative or non-finite nu/drag, or a bad kf.
     """
 
-    name = "navier-stokes-2d"
-    description = "2D incompressible Navier-Stokes, vorticity form (dealiased; Kolmogorov forcing, drag)"
-    ndims = (2,)
-    spectrum_slope = -3.0  # the enstrophy-cascade range
-    cfl_diagnostic = "cfl"
-    energy_label = "kinetic energy E"
     parameters = (
-        Param("nu", 1 / 1600, "kinematic viscosity (--re sets 1/Re)", low=0, flag="--nu or --re"),
+        Param("nu", 1 / 1600, "kinematic viscosity", low=0),
         Param("forcing", 0.0, "Kolmogorov forcing amplitude F (0: decaying)"),
         Param("kf", 4, "forcing mode number (k_f = 2 pi kf / Ly), below ny/3", int, low=1),
         Param("drag", 0.0, "linear (Ekman) drag mu", low=0),
         Param("amplitude", 1.0, "Taylor-Green speed; Kolmogorov perturbation size"),
         Param("mode", 1, "Taylor-Green mode number", int, low=1),
     )
-    _seed_k0 = (Param("seed", 0, "random seed", int, low=0, flag="--seed"),
-                Param("k0", 4.0, "spectral peak", low=0, low_open=True, flag="--k0"))
+    _seed_k0 = (Param("seed", 0, "random seed", int, low=0),
+                Param("k0", 4.0, "spectral peak", low=0, low_open=True))
     initial_conditions = {
         "taylor-green": InitialCondition(_taylor_green, (), "2 k v0 sin(kx) sin(ky), k = mode, v0 = amplitude"),
         "kolmogorov": InitialCondition(_kolmogorov, _seed_k0, "laminar Kolmogorov state + amplitude * noise"),
-        "random": InitialCondition(_random, _seed_k0 + (Param("energy", 0.5, "initial energy", low=0, low_open=True,
-                                                                flag="--energy"),), "random vorticity"),
+        "random": InitialCondition(_random, _seed_k0 + (Param("energy", 0.5, "initial energy", low=0, low_open=True),),
+                                   "random vorticity"),
     }
 
     def __init__(self, grid: SpectralGrid, nu: float = 1 / 1600, forcing: float = 0.0, kf: int = 4,
@@ -134,13 +126,16 @@ class NavierStokes2D(Equation):
         return (-self.nu * self.grid.k2() - self.drag).astype(self.grid.dtype)
 
     def nonlinear(self, w_hat: jax.Array, t: jax.Array) -> jax.Array:
-        return self.nonlinear_with_rate(w_hat, t, rate=False)
+        return self._nonlinear(w_hat, None, rate=False)
 
-    def nonlinear_with_rate(self, w_hat: jax.Array, t: jax.Array, reduce=None, rate: bool = True):
-        """The nonlinear term and (``rate``) the CFL rate of the physical velocity it already holds (``reduce``:
-        see :meth:`~solvers.Equation.nonlinear_with_rate`)."""
-        if rate and not self.fuses_rate():
-            return super().nonlinear_with_rate(w_hat, t)
+    def nonlinear_and_rate(self, w_hat: jax.Array, t: jax.Array, reduce=None):
+        """The nonlinear term and the CFL rate of the physical velocity it already holds
+        (:class:`~solvers.model.FusedRate`; the rate is None with 3/2 padding)."""
+        if self.grid.dealias_rule == "3/2":
+            return self._nonlinear(w_hat, None, rate=False), None
+        return self._nonlinear(w_hat, reduce, rate=True)
+
+    def _nonlinear(self, w_hat: jax.Array, reduce, rate: bool):
         g = self.grid
         if self.four_transforms:  # -u . grad omega (see the class)
             u, v = g.to_physical(self.velocity(w_hat))
@@ -168,9 +163,6 @@ class NavierStokes2D(Equation):
         form's five (float32; see the class for why)."""
         return jnp.dtype(self.grid.dtype) == jnp.float64
 
-    def fuses_rate(self) -> bool:
-        return self.grid.dealias_rule != "3/2"
-
     # ----- diagnostics -------------------------------------------------------------------------------
     def energy(self, w_hat: jax.Array) -> jax.Array:
         """``E = <|u|^2> / 2 = sum_k |omega_k|^2 / (2 k^2)``."""
@@ -183,7 +175,7 @@ class NavierStokes2D(Equation):
         g = self.grid
         e, z = self.energy(w_hat), 0.5 * g.mean_square(w_hat)
         out = {"energy": e, "enstrophy": z, "palinstrophy": 0.5 * g.mean_square(w_hat, g.k2()),
-               "dissipation": 2 * self.nu * z + 2 * self.drag * e, "cfl": dt * self.max_rate(w_hat),
+               "dissipation": 2 * self.nu * z + 2 * self.drag * e,
                "resolution": diag.resolution(g, w_hat, g.inv_k2())}
         if self.forcing != 0:  # <f . u> = <f_omega psi> (polarization of Parseval sums)
             f, psi = self.forcing_hat(), -g.inv_laplacian(w_hat)
@@ -193,10 +185,7 @@ class NavierStokes2D(Equation):
     def spectrum(self, w_hat: jax.Array) -> jax.Array:
         return self.grid.radial_sum(0.5 * (w_hat.real ** 2 + w_hat.imag ** 2) * self.grid.inv_k2())
 
-    def plot_field(self, w_hat: jax.Array) -> tuple[str, jax.Array]:
-        return "vorticity", self.grid.mid_plane(self.grid.irfft(w_hat))
-
-    def snapshot_fields(self, w_hat: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, w_hat: jax.Array) -> dict[str, jax.Array]:
         """Vorticity and stream function ``psi`` (``lap psi = -omega``, zero mean)."""
         g = self.grid
         f = g.irfft(jnp.stack([w_hat, -g.inv_laplacian(w_hat)]))

@@ -8,13 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._grid import Grid, safe_inverse
 from ..bases import Cosine, Sine
-from ..bases.fourier import periodic_bases, wall_points
+from ..grids import Grid, safe_inverse
 from .rayleigh_benard import RayleighBenard
 
 
-class FreeSlip(RayleighBenard):
+class RayleighBenardFreeSlip(RayleighBenard):
     """Free-slip plates (``w = d_z u_h = theta = 0``): horizontal velocities are cosine series in z, ``w`` and
     ``theta`` sine series, all Fourier series horizontally (complex ``fft``), sharing one index per axis so every
     linear operator is diagonal. One planned transform per parity group (``dct2`` / ``dst2`` in z).
@@ -32,17 +31,11 @@ class FreeSlip(RayleighBenard):
     the physical fields.
     """
 
-    @classmethod
-    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend, points=None) -> Grid:
-        """Cosine series in z on the cell-centred points (the grid of the horizontal velocities), Fourier
-        horizontally; the sine fields use :meth:`Grid.with_basis`."""
-        bases = (Cosine(shape[0], (0.0, box_length[0])),) + tuple(periodic_bases(
-            shape[1:], box_length[1:], points=wall_points(shape, points), real_last=False))
-        return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=("z", "x", "y")[:len(shape)])
+    wall_basis = Cosine
+    half_spectrum = False
 
-    def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2,
-                 walls: str = "free-slip"):
-        super().__init__(grid, Ra=Ra, Pr=Pr, amplitude=amplitude, walls=walls)
+    def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2):
+        super().__init__(grid, Ra=Ra, Pr=Pr, amplitude=amplitude)
         g = self.grid
         self.sines = g.with_basis(0, Sine(g.shape[0], g.bases[0].domain))
 
@@ -92,7 +85,7 @@ class FreeSlip(RayleighBenard):
         def build(*xyz):
             fields = fn(*xyz)
             if len(fields) != d + 1:
-                raise ValueError(f"rayleigh-benard: the field function must return {d + 1} fields, got {len(fields)}")
+                raise ValueError(f"{self.label()}: the field function must return {d + 1} fields, got {len(fields)}")
             cos = g.dealias(g.forward(jnp.stack(fields[: d - 1])))
             sin = self.sines.dealias(self.sines.forward(jnp.stack(fields[d - 1:])))
             return self.project(jnp.concatenate([cos, sin]))
@@ -156,13 +149,13 @@ class FreeSlip(RayleighBenard):
     def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         bottom, top = self.plate_nusselt(s)
         return {"energy": self.energy(s), "nusselt": self.nusselt(s), "nusselt_bottom": bottom,
-                "nusselt_top": top, "cfl": dt * self.max_rate(s)}
+                "nusselt_top": top}
 
     def temperature(self, s: jax.Array) -> jax.Array:
         z = self.grid.coordinates()[0]
         return 1 - z + self.sines.backward(s[self.dim])
 
-    def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``temperature``
         (``1 - z + theta``) on the cell-centred points."""
         d = self.dim

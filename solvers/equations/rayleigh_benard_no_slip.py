@@ -7,14 +7,14 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .._grid import Grid
-from ..bases import Chebyshev, _tau
-from ..bases.fourier import periodic_bases, wall_points
-from ._kmm import WallVelocity
-from .rayleigh_benard import RayleighBenard
+from ..bases import Chebyshev
+from ..bases import tau as _tau
+from ..grids import Grid
+from ..model import WallVelocity
+from .rayleigh_benard import K_CRITICAL_NO_SLIP, RayleighBenard
 
 
-class NoSlip(RayleighBenard):
+class RayleighBenardNoSlip(RayleighBenard):
     """Rigid plates (``u = 0``, ``theta = 0`` at ``z = 0, 1``): the velocity in the velocity-vorticity form of
     :class:`~solvers.equations._kmm.WallVelocity` (viscosity ``Pr``, buoyancy ``Ra Pr theta`` along z in the
     Lamb vector) and the temperature perturbation ``theta``, all Chebyshev in z (Gauss-Lobatto points, plates
@@ -26,18 +26,12 @@ class NoSlip(RayleighBenard):
     ``theta``, on ``grid.spectral_sharding(1)``.
     """
 
-    linear_form = "implicit"
+    wall_basis = Chebyshev
+    half_spectrum = True
+    critical_wavenumber = K_CRITICAL_NO_SLIP
 
-    @classmethod
-    def wall_grid(cls, shape, mesh, *, box_length, dtype, dealias, backend, points=None) -> Grid:
-        """Chebyshev in z on ``[0, 1]``, Fourier in x, a half spectrum in y (3D)."""
-        bases = [Chebyshev(shape[0], (0.0, box_length[0]))] + periodic_bases(
-            shape[1:], box_length[1:], points=wall_points(shape, points), real_last=len(shape) == 3)
-        return Grid(bases, mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=("z", "x", "y")[:len(shape)])
-
-    def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2,
-                 walls: str = "no-slip"):
-        super().__init__(grid, Ra=Ra, Pr=Pr, amplitude=amplitude, walls=walls)
+    def __init__(self, grid: Grid, Ra: float = 2000.0, Pr: float = 1.0, amplitude: float = 1e-2):
+        super().__init__(grid, Ra=Ra, Pr=Pr, amplitude=amplitude)
         self.kmm = WallVelocity(self.grid)
         self.nv = self.kmm.fields
 
@@ -53,7 +47,7 @@ class NoSlip(RayleighBenard):
         def build(*xyz):
             fields = fn(*xyz)
             if len(fields) != d + 1:
-                raise ValueError(f"rayleigh-benard: the field function must return {d + 1} fields, got {len(fields)}")
+                raise ValueError(f"{self.label()}: the field function must return {d + 1} fields, got {len(fields)}")
             c = g.dealias(g.forward(jnp.stack(fields)))
             u = jnp.concatenate([c[d - 1:d], c[: d - 1]])  # array-axis order: (w, u_x[, u_y])
             m = kmm.mean_mask()
@@ -69,10 +63,6 @@ class NoSlip(RayleighBenard):
             return jax.jit(build)(*g.coordinates())
 
     # ----- equation ----------------------------------------------------------------------------------
-    def linear(self) -> jax.Array:
-        raise TypeError("rayleigh-benard with walls=no-slip has no diagonal linear operator (its implicit part "
-                        "couples Chebyshev coefficients): use an IMEX integrator")
-
     def implicit_factor(self, h: jax.Array) -> dict:
         """The velocity's tau factors (viscosity ``Pr``) and the temperature's Helmholtz factor (diffusivity 1)
         for ``h``, once per step size."""
@@ -135,13 +125,13 @@ class NoSlip(RayleighBenard):
     def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         bottom, top = self.plate_nusselt(s)
         return {"energy": self.energy(s), "nusselt": self.nusselt(s), "nusselt_bottom": bottom,
-                "nusselt_top": top, "cfl": dt * self.max_rate(s)}
+                "nusselt_top": top}
 
     def temperature(self, s: jax.Array) -> jax.Array:
         z = self.grid.coordinates()[0]
         return 1 - z + self.grid.backward(s[self.nv])
 
-    def snapshot_fields(self, s: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``temperature``
         (``1 - z + theta``) on the Chebyshev points."""
         p = self.grid.backward(self._phys_velocity(s))

@@ -13,10 +13,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import diagnostics as diag
-from .._params import InitialCondition, Param, as_initial_condition
-from .._spectral_grid import SpectralGrid
-from ._base import Equation
-from .poisson import Poisson
+from ..grids import SpectralGrid
+from ..model import Equation, InitialCondition, Param
+from ..model.params import as_initial_condition
+from ..steady import Poisson
 
 
 class Schrodinger(Equation):
@@ -29,9 +29,6 @@ class Schrodinger(Equation):
     :meth:`potential` directly. Integrals (mass, energies) are over the box volume.
     """
 
-    default_integrator = "split-step"
-    ndims = (3, 2)  # 3D unless --n gives two sizes
-    energy_label = "total energy E = kinetic + potential"
 
     def __init__(self, grid: SpectralGrid, ic_params: dict[str, float] | None = None, **params: float):
         """``grid``: the box (a real-field :class:`~solvers.SpectralGrid` is turned into the complex-field grid of
@@ -53,18 +50,13 @@ class Schrodinger(Equation):
         self.spectral_sharding = grid.spectral_sharding()
         self.volume = math.prod(grid.box_length)
 
-    @classmethod
-    def grid_for(cls, shape, mesh, *, box_length, dtype, dealias, backend, params) -> SpectralGrid:
-        """The box with complex fields: full spectra (``fft`` on every axis)."""
-        return _complex_grid(shape, mesh, box_length, dtype, dealias, backend, "transposed")
-
     def real_grid(self) -> SpectralGrid:
         """The same box for real fields (densities, potentials: half spectra)."""
         g = self.grid
         return SpectralGrid(g.shape, g.mesh, ndim=g.ndim, box_length=g.box_length, dtype=g.dtype,
                             dealias=g.dealias_rule, backend=g.backend, order=g.order)
 
-    def _ic_defaults(self) -> dict[str, float]:
+    def ic_defaults(self) -> dict[str, float]:
         return self.ic_params
 
     # ----- transforms and operators -------------------------------------------------------------
@@ -131,17 +123,12 @@ class Schrodinger(Equation):
         return {"mass": self.mass(psi_hat), "kinetic": kin, **pot, "energy": kin + sum(pot.values()),
                 "max_density": self.grid.maximum(rho), "resolution": diag.resolution(self.grid, psi_hat, rule="none")}
 
-    def plot_field(self, psi_hat: jax.Array) -> tuple[str, jax.Array]:
-        psi = self.to_real(psi_hat)
-        rho = psi.real ** 2 + psi.imag ** 2
-        return "density |psi|^2" + (", mid-plane" if self.grid.ndim == 3 else ""), self.grid.mid_plane(rho)
-
     def _state(self, build) -> jax.Array:
         """Spectrum of the complex field ``build()`` evaluated straight into the real-space sharding."""
         psi = jax.jit(lambda: build().astype(self.grid.cdtype), out_shardings=self.real_sharding)()
         return self.from_real(psi)
 
-    def snapshot_fields(self, psi_hat: jax.Array) -> dict[str, jax.Array]:
+    def physical_fields(self, psi_hat: jax.Array) -> dict[str, jax.Array]:
         """Density ``|psi|^2`` and phase ``arg psi`` (in ``(-pi, pi]``)."""
         psi = self.to_real(psi_hat)
         return {"density": psi.real ** 2 + psi.imag ** 2, "phase": jnp.angle(psi)}
@@ -183,8 +170,6 @@ class SchrodingerPoisson(Schrodinger):
     of a uniform state: ``omega^2 = k^4 / 4 - 4 pi G rho0``.
     """
 
-    name = "schrodinger-poisson"
-    description = "self-gravitating scalar field (fuzzy dark matter), split-step"
     parameters = (Param("G", 1.0, "gravitational constant (code units)", low=0),)
     initial_conditions = {
         "jeans": InitialCondition(jeans, (_RHO0, Param("eps", 1e-3, "relative amplitude"),

@@ -10,50 +10,59 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._gated_max import GatedMax
-from .._tree import State, tree_add
-from ..equations._base import Equation
+from ..grids import GatedMax
+from ..model import Equation
+from ..model.linear import FusedRate, linear_form
+from ..model.tree import State, tree_add
+from ..stepping import fixed_steps
 
 Coefficients = Any
 
 
 class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as before)
-    """One time-stepping scheme for ``d state / dt = L state + N(state, t)``.
+    """One time-stepping scheme for ``d state / dt = L state + N(state, t)``: the scheme and nothing else.
 
     ``coefficients(dt)`` computes everything that depends only on ``dt`` and ``L`` (exponentials, implicit
-    factors); ``step(state, t, dt, coefficients)`` advances one step. Both are pure and jit-able; the driver
-    computes the coefficients once per distinct ``dt``.
+    factors); ``step(state, t, dt, coefficients)`` advances one step. Both are pure and jit-able. How dt is chosen
+    is a controller's business (:class:`~solvers.FixedStep`, :class:`~solvers.CFL`), how steps are looped the
+    stepping core's (:mod:`solvers.stepping`).
 
     Attributes:
-      name: CLI name. order: formal order of accuracy. treats_linear_exactly: True if the stiff linear part
-        sets no stability limit (exponential, integrating-factor, implicit schemes).
+      name: the name in :data:`~solvers.INTEGRATORS`. order: formal order of accuracy. treats_linear_exactly: True
+        if the stiff linear part sets no stability limit (exponential, integrating-factor, implicit schemes).
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     order: ClassVar[int] = 0
     treats_linear_exactly: ClassVar[bool] = True
-    #: True where ``coefficients(dt)`` is real work (exponentials, implicit factors): under CFL control the driver
-    #: then keeps dt while the CFL number stays in a band instead of changing it every step
+    #: True where ``coefficients(dt)`` is real work (exponentials, implicit factors): under CFL control a run then
+    #: keeps dt while the CFL number stays in a band instead of changing it every step
     dt_coefficients: ClassVar[bool] = False
-    #: the forms of an equation's linear part this scheme can advance (``Equation.linear_form``): explicit,
-    #: exponential and integrating-factor schemes need a diagonal ``L``; IMEX schemes also take implicit solves
-    linear_forms: ClassVar[tuple[str, ...]] = ("diagonal",)
+    #: True for schemes that need a diagonal ``L`` (``equation.linear()``): explicit, exponential and
+    #: integrating-factor schemes; IMEX schemes also take an equation's implicit solves
+    needs_diagonal: ClassVar[bool] = True
 
     def __init__(self, equation: Equation):
         """Bind the scheme to ``equation``.
 
         Raises:
-          TypeError: the equation's linear part has a form this scheme cannot advance (naming the schemes that
-            can).
+          TypeError: ``equation`` is not an Equation, or its linear part has a form this scheme cannot advance
+            (naming the schemes that can).
         """
-        form = getattr(equation, "linear_form", "diagonal")
-        if form not in self.linear_forms:
-            raise TypeError(f"{self.name or type(self).__name__} needs a diagonal linear operator, but "
-                            f"{equation.label()} solves its linear part implicitly ({form}: it couples "
-                            "coefficients along a wall-normal axis with boundary conditions); use an IMEX scheme "
-                            "(imex)")
+        if not isinstance(equation, Equation):
+            raise TypeError(f"{type(self).__name__}: equation must be a solvers.Equation, got "
+                            f"{type(equation).__name__}")
+        form = linear_form(equation)
+        if form == "none":
+            raise TypeError(f"{equation.label()} has no linear part: define linear() (a diagonal L) or "
+                            "implicit_factor(h) and implicit_solve(rhs, factor)")
+        if self.needs_diagonal and form != "diagonal":
+            raise TypeError(f"{self.name or type(self).__name__} needs a diagonal linear operator (linear()), but "
+                            f"{equation.label()} solves its linear part implicitly (it couples coefficients, e.g. "
+                            "along a wall-normal axis with boundary conditions); use an IMEX scheme (imex)")
         self.equation = equation
+        self._fused: bool | None = None
 
     def coefficients(self, dt: jax.Array) -> Coefficients:
         return ()
@@ -66,12 +75,14 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     def first_evaluation(self, state: State, t: jax.Array, rate: bool) -> tuple[State | None, jax.Array | None]:
         """The part of a step that does not depend on ``dt``: the nonlinear term at ``state`` (None for schemes
         whose first evaluation needs ``dt``), and, if ``rate``, the equation's advective rate of ``state`` (from
-        the same physical fields where the equation provides :meth:`~solvers.Equation.nonlinear_with_rate`).
+        the same physical fields where the equation provides ``nonlinear_and_rate``, :class:`~solvers.model.FusedRate`).
 
         The driver chooses ``dt`` from that rate and then calls :meth:`finish`, so the CFL rate costs no transform
         of its own."""
         eq = self.equation
-        n, r = eq.nonlinear_with_rate(state, t) if rate else (eq.nonlinear(state, t), None)
+        n, r = eq.nonlinear(state, t), None
+        if rate:
+            n, r = eq.nonlinear_and_rate(state, t) if self.fuses_rate(state, t) else (n, eq.max_rate(state))
         if self.explicit_linear:
             n = tree_add(apply_linear_lean(eq.linear(), state), n)
         return n, r
@@ -86,40 +97,50 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         raise NotImplementedError(f"{type(self).__name__} implements neither finish nor step")
 
     def controlled_step(self, state: State, t: jax.Array, coeffs: Coefficients, choose: Callable,
-                        rate: bool = True) -> tuple[State, jax.Array, jax.Array, Any]:
+                        rate: bool = True, synced: bool = False) -> tuple[State, jax.Array, jax.Array, Any]:
         """One step whose ``dt`` is chosen on the device from the state's advective rate.
 
         ``choose(rate) -> (dt, go, aux)`` (``rate`` None when not ``rate``) runs after the first evaluation; where
-        ``go`` is False the state is returned unchanged (the driver stops its loop there: a time to land on, a new
-        dt for the coefficients). Returns ``(state, dt, go, aux)``. Pure and jit-able; used inside the driver's
-        ``lax.while_loop``.
+        ``go`` is False the state is returned unchanged (the loop stops there: a time to land on, a new dt for the
+        coefficients). ``synced`` (a GPU, :func:`~solvers.stepping.host_control_flow`): no branch; the step is taken
+        anyway and selected. Returns ``(state, dt, go, aux)``. Pure and jit-able.
         """
         if type(self).finish is Integrator.finish:  # a scheme with its own step only
             first, r = None, self.equation.max_rate(state) if rate else None
             dt, go, aux = choose(r)
-            return _where_go(self.equation, go, lambda s: self.step(s, t, dt, coeffs), state), dt, go, aux
+            return _where_go(synced, go, lambda s: self.step(s, t, dt, coeffs), state), dt, go, aux
         first, r = self.first_evaluation(state, t, rate)
         if rate and first is None:
             r = self.equation.max_rate(state)
         dt, go, aux = choose(r)
-        return _where_go(self.equation, go, lambda s: self.finish(s, first, t, dt, coeffs), state), dt, go, aux
+        return _where_go(synced, go, lambda s: self.finish(s, first, t, dt, coeffs), state), dt, go, aux
 
     def advance(self, state: State, t0: float, dt: float, steps: int) -> State:
-        """Take ``steps`` fixed steps of ``dt`` from ``t0`` (one compiled ``fori_loop``).
+        """Take ``steps`` fixed steps of ``dt`` from ``t0`` in one compiled loop (the stepping core's
+        :func:`~solvers.stepping.fixed_steps`, which :func:`~solvers.rollout` and :func:`~solvers.simulate` take
+        too: the same steps to the bit).
 
-        A convenience for scripts, notebooks and tests; the CLI driver adds adaptive dt, output and checkpoints.
-        One compiled loop, not a Python loop of compiled steps: hundreds of queued programs with all-to-alls can
-        starve one of the CPU devices' collective threads (seen as an XLA abort after 40 s).
+        A convenience for scripts, notebooks and tests. One compiled loop, not a Python loop of compiled steps:
+        hundreds of queued programs with all-to-alls can starve one of the CPU devices' collective threads.
+
+        Raises:
+          TypeError, ValueError: ``steps`` not a positive int, ``dt`` not a positive number.
         """
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+            raise (TypeError if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) else ValueError)(
+                f"steps must be a positive int, got {steps!r}")
+        if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool) and dt > 0):
+            raise ValueError(f"dt must be a positive number, got {dt!r}")
         if self._jitted is None:
-            def loop(state, t0, dt, c, steps):
-                return jax.lax.fori_loop(0, steps, lambda i, s: self.step(s, t0 + i * dt, dt, c), state)
+            def loop(state, t0, dt, steps):
+                return fixed_steps(self, state, t0, dt, steps, self.coefficients(dt))
 
-            self._jitted = (jax.jit(self.coefficients), jax.jit(loop, static_argnums=4))
-        coef, loop = self._jitted
-        with jax.set_mesh(self.equation.grid.mesh):
-            c = coef(dt)
-            return jax.block_until_ready(loop(state, t0, dt, c, int(steps)))
+            self._jitted = jax.jit(loop, static_argnums=3)
+        mesh = self.equation.grid.mesh
+        if jax.sharding.get_abstract_mesh() == mesh.abstract_mesh:
+            return jax.block_until_ready(self._jitted(state, t0, dt, int(steps)))
+        with jax.set_mesh(mesh):
+            return jax.block_until_ready(self._jitted(state, t0, dt, int(steps)))
 
     _jitted = None
 
@@ -127,23 +148,31 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         """``L y + N(y, t)`` for one stage of an explicit scheme (a real ``L`` scales without a complex copy)."""
         return tree_add(apply_linear_lean(lin, y), self.equation.nonlinear(y, t))
 
+    def fuses_rate(self, state: State, t: jax.Array) -> bool:
+        """Whether the equation computes its CFL rate from its nonlinear term's physical fields
+        (:class:`~solvers.model.FusedRate` with a rate, not None, for this state; decided once, by shapes)."""
+        if self._fused is None:
+            eq = self.equation
+            self._fused = isinstance(eq, FusedRate) and jax.eval_shape(
+                lambda s, t: eq.nonlinear_and_rate(s, t, jnp.max)[1], state, t) is not None
+        return self._fused
+
     def stage_rhs_and_rate(self, lin: State, y: State, t: jax.Array, rate: jax.Array | None,
                            reduce: Callable | None = None) -> tuple[State, jax.Array | None]:
         """:meth:`stage_rhs` and the advective rate of ``y``: from the nonlinear term's own physical fields where
-        the equation fuses them (:func:`fuses_rate`; ``reduce`` as in
-        :meth:`~solvers.Equation.nonlinear_with_rate`), else ``rate`` (computed once before the stage loop)."""
-        if rate is None or not fuses_rate(self.equation):
+        the equation fuses them (:meth:`fuses_rate`; ``reduce`` as in :class:`~solvers.model.FusedRate`), else
+        ``rate`` (computed once before the stage loop)."""
+        if rate is None or not self.fuses_rate(y, t):
             return self.stage_rhs(lin, y, t), rate
-        n, r = self.equation.nonlinear_with_rate(y, t, reduce=reduce)
+        n, r = self.equation.nonlinear_and_rate(y, t, reduce)
         return tree_add(apply_linear_lean(lin, y), n), r
 
     def first_stage_rate(self, state: State, t: jax.Array) -> jax.Array:
         """The advective rate of ``state`` as a step's first stage computes it for the CFL control: from the
         nonlinear term's physical fields where the equation fuses them (the nonlinear term itself is left unused,
-        so XLA drops its forward transform: the maximum is reduced on its own, ``jnp.max``, not carried in that
-        transform's all-to-all), else :meth:`~solvers.Equation.max_rate`."""
+        so XLA drops its forward transform), else ``max_rate``."""
         eq = self.equation
-        return eq.nonlinear_with_rate(state, t, reduce=jnp.max)[1] if fuses_rate(eq) else eq.max_rate(state)
+        return eq.nonlinear_and_rate(state, t, jnp.max)[1] if self.fuses_rate(state, t) else eq.max_rate(state)
 
     def fixed_step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients = ()) -> State:
         """:meth:`step` of a scheme whose :meth:`controlled_step` runs :meth:`stage_loop`: the same loop with
@@ -151,10 +180,10 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         (Measured 2026-11-24, 8 CPU devices, float32: the same answers to the last bit and the same bytes per
         point as the separate ``fori_loop`` over the stages it replaces; 10.2 against 8.2 ms per RK4 step at
         256^2 in 2D, and the same time within 2% for LSRK4 at 32^3 in 3D.)"""
-        return self.controlled_step(state, t, coeffs, lambda r: (dt, True, ()), rate=False)[0]
+        return self.controlled_step(state, t, coeffs, lambda r: (dt, True, ()), rate=False, synced=False)[0]
 
     def stage_loop(self, state: State, t: jax.Array, choose: Callable, rate: bool, offsets: jax.Array,
-                   update: Callable, init: tuple) -> tuple[tuple, jax.Array, jax.Array, Any]:
+                   update: Callable, init: tuple, synced: bool = False) -> tuple[tuple, jax.Array, jax.Array, Any]:
         """The stage loop of a Runge-Kutta scheme whose dt is chosen at stage 0 (``controlled_step``).
 
         ``update(i, regs, f, dt, go) -> regs`` folds stage ``i``'s right-hand side ``f`` into the registers (``init``);
@@ -179,13 +208,12 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         """
         lin = self.equation.linear()
         stages = offsets.shape[0]
-        r0 = self.equation.max_rate(state) if rate and not fuses_rate(self.equation) else None
+        r0 = self.equation.max_rate(state) if rate and not self.fuses_rate(state, t) else None
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
         probe = jnp.zeros((), real) if rate else None
         _, _, aux0 = jax.eval_shape(choose, probe)
         aux0 = jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), aux0)
 
-        synced = host_control_flow(self.equation)
         always = _always(choose(probe)[1])
 
         def body(carry):
@@ -218,7 +246,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 
     def stable_dt(self) -> float:
         """Largest dt the linear part allows (inf for schemes that treat it exactly)."""
-        if self.treats_linear_exactly or self.equation.linear_form != "diagonal":
+        if self.treats_linear_exactly or linear_form(self.equation) != "diagonal":
             return float("inf")
         lam = max(float(jnp.max(jnp.abs(a))) for a in jax.tree.leaves(self.equation.linear()))
         return float("inf") if lam == 0 else self.linear_stability_radius / lam
@@ -227,20 +255,11 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     linear_stability_radius: ClassVar[float] = float("inf")
 
 
-def host_control_flow(equation: Equation) -> bool:
-    """Whether a branch or loop turn whose predicate the devices compute costs a round trip to the host: on GPUs
-    XLA copies each ``lax.cond`` predicate and each ``lax.while_loop`` condition to the host and waits for it,
-    which a step of small kernels (2D at 256^2) feels (on CPUs the host runs the program anyway). Where True, the
-    step programs select with ``jnp.where`` instead of branching (:meth:`Integrator.stage_loop`,
-    :meth:`Integrator.controlled_step`)."""
-    return next(iter(equation.grid.mesh.devices.flat)).platform == "gpu"
-
-
-def _where_go(equation: Equation, go: jax.Array, step: Callable[[State], State], state: State) -> State:
-    """``step(state)`` where ``go``, else ``state``: a ``lax.cond``, or on a GPU (:func:`host_control_flow`) the
-    step taken anyway and selected with ``jnp.where`` (a step is wasted only where ``go`` is False: the last
-    step tried of a segment)."""
-    if not host_control_flow(equation):
+def _where_go(synced: bool, go: jax.Array, step: Callable[[State], State], state: State) -> State:
+    """``step(state)`` where ``go``, else ``state``: a ``lax.cond``, or where ``synced`` (a GPU) the step taken
+    anyway and selected with ``jnp.where`` (a step is wasted only where ``go`` is False: the last step tried of a
+    segment)."""
+    if not synced:
         return jax.lax.cond(go, step, lambda s: s, state)
     return jax.tree.map(lambda a, b: jnp.where(go, a, b), step(state), state)
 
@@ -251,12 +270,6 @@ def _always(go) -> bool:
         return bool(go)
     except jax.errors.ConcretizationTypeError:
         return False
-
-
-def fuses_rate(equation: Equation) -> bool:
-    """Whether ``equation`` computes its advective rate from its nonlinear term's physical fields
-    (:meth:`~solvers.Equation.nonlinear_with_rate` overridden)."""
-    return bool(getattr(equation, "fuses_rate", lambda: False)())
 
 
 def apply_linear_lean(lin: State, state: State) -> State:

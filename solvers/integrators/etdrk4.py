@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._tree import State, tree_add
+from ..model.tree import State, tree_add
 from ._base import Integrator, apply_linear_lean, lin_map, phi_functions
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._tree import State, tree_add, tree_scale
+from ..model.tree import State, tree_add, tree_scale
 from ._base import Integrator, lin_map
 from ._base import apply_linear_lean as apply_linear  # real exponentials scale parts: no complex multiply
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from .._tree import State
+from ..model.linear import implicit_part, linear_form
+from ..model.tree import State
 from ._base import Integrator
 from ._base import apply_linear_lean as apply_linear  # a real L scales parts: no complex multiply
 
@@ -51,7 +52,7 @@ class IMEX(Integrator):
     name = "imex"
     description = "IMEX Runge-Kutta ARS(4,4,3): nonlinear explicit, linear implicit, 3rd order"
     order = 3
-    linear_forms = ("diagonal", "implicit")
+    needs_diagonal = False
     dt_coefficients = True
 
     def __init__(self, equation, tableau: Tableau = ARS443):
@@ -60,7 +61,8 @@ class IMEX(Integrator):
 
     def coefficients(self, dt: jax.Array):
         diag = sorted({a[i] for i, a in enumerate(self.tableau.a_im) if a[i] != 0})
-        return {g: self.equation.implicit_factor(g * dt) for g in diag}
+        solver = implicit_part(self.equation)
+        return {g: solver.implicit_factor(g * dt) for g in diag}
 
     def first_evaluation(self, state: State, t: jax.Array, rate: bool):
         if self.tableau.a_im[0][0] != 0:  # an implicit first stage: its nonlinear term needs dt
@@ -69,7 +71,8 @@ class IMEX(Integrator):
 
     def finish(self, state: State, first: State | None, t: jax.Array, dt: jax.Array, inv) -> State:
         eq, tab = self.equation, self.tableau
-        diagonal = eq.linear_form == "diagonal"
+        diagonal = linear_form(eq) == "diagonal"
+        solver = implicit_part(eq)
         lin = eq.linear() if diagonal else None
         s = len(tab.c)
         nl, li = [None] * s, [None] * s
@@ -84,7 +87,7 @@ class IMEX(Integrator):
         for i in range(s):
             rhs = acc([(tab.a_ex[i][j], nl[j]) for j in range(i)] + [(tab.a_im[i][j], li[j]) for j in range(i)])
             g = tab.a_im[i][i]
-            y = eq.implicit_solve(rhs, inv[g]) if g != 0 else rhs
+            y = solver.implicit_solve(rhs, inv[g]) if g != 0 else rhs
             if i == s - 1 and tab.b_im == tab.a_im[-1] and tab.b_ex == tab.a_ex[-1]:
                 return y  # stiffly accurate: the last stage is the solution
             if any(tab.a_im[r][i] for r in range(i + 1, s)) or tab.b_im[i]:

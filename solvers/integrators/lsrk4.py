@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._tree import State
+from ..model.tree import State
 from ._base import Integrator
 
 # Carpenter & Kennedy (1994), "Fourth-order 2N-storage Runge-Kutta schemes", NASA TM-109112, solution 3:
@@ -50,7 +50,7 @@ class LSRK4(Integrator):
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         return self.fixed_step(state, t, dt, coeffs)
 
-    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
+    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True, synced: bool = False):
         """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
         table = self.stage_table(state, A, B, C)
 
@@ -61,6 +61,6 @@ class LSRK4(Integrator):
             return u, du
 
         du0 = jax.tree.map(jnp.zeros_like, state)
-        (u, _), dt, go, aux = self.stage_loop(state, t, choose, rate, table[2], update, (state, du0))
+        (u, _), dt, go, aux = self.stage_loop(state, t, choose, rate, table[2], update, (state, du0), synced)
         return u, dt, go, aux
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._tree import State
+from ..model.tree import State
 from ._base import Integrator
 
 #: stage times c_i, the weights b_i of the final sum, and the next stage's offset a_{i+1} (Butcher: diagonal)
@@ -31,7 +31,7 @@ class RK4(Integrator):
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
         return self.fixed_step(state, t, dt, coeffs)
 
-    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True):
+    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True, synced: bool = False):
         """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
         table = self.stage_table(state, _C, _W, _NEXT)
 
@@ -40,5 +40,5 @@ class RK4(Integrator):
             acc = jax.tree.map(lambda a, x: jnp.where(go, a + (table[1, i] * dt) * x, a), acc, k)
             return jax.tree.map(lambda u, x: u + (table[2, i] * dt) * x, state, k), acc
 
-        (_, out), dt, go, aux = self.stage_loop(state, t, choose, rate, table[0], update, (state, state))
+        (_, out), dt, go, aux = self.stage_loop(state, t, choose, rate, table[0], update, (state, state), synced)
         return out, dt, go, aux

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._tree import State
+from ..model.tree import State
 from ._base import Integrator
 
 
@@ -60,7 +60,7 @@ class SplitStep(Integrator):
         missing = [m for m in ("potential", "to_real", "from_real") if not hasattr(equation, m)]
         if missing:
             raise TypeError(f"{self.name} needs a Schroedinger-type equation (with {', '.join(missing)}); "
-                            f"{equation.name or type(equation).__name__} is not one: use rk4, etdrk4, ifrk4 or imex")
+                            f"{type(equation).__name__} is not one: use rk4, etdrk4, ifrk4 or imex")
         super().__init__(equation)
 
 

@@ -1,0 +1,19 @@
+"""The main job: a :class:`RunConfig` (what the command line sets) resolved against the equation's
+:class:`RunSpec` (from :data:`REGISTRY`), built, checked for memory, resumed, run with its outputs."""
+
+from .build import validate as validate
+from .cache import enable_compilation_cache as enable_compilation_cache
+from .config import ConfigError as ConfigError
+from .config import RunConfig as RunConfig
+from .config import lookup as lookup
+from .config import resolve as resolve
+from .registry import REGISTRY as REGISTRY
+from .registry import register as register
+from .run import dry_run as dry_run
+from .run import run as run
+from .spec import RunSpec as RunSpec
+from .spec import complex_periodic_grid as complex_periodic_grid
+from .spec import periodic_grid as periodic_grid
+
+__all__ = ["REGISTRY", "ConfigError", "RunConfig", "RunSpec", "complex_periodic_grid", "dry_run",
+           "enable_compilation_cache", "lookup", "periodic_grid", "register", "resolve", "run", "validate"]

@@ -1,0 +1,255 @@
+"""Build a run from a checked configuration: the mesh, the grid (on more points where the mesh cannot split it),
+the equation, the integrator, the controller; and refuse a run that the devices cannot hold, before anything is
+allocated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+import xfft
+
+from ..grids import Grid
+from ..grids.points import storage_points
+from ..integrators import INTEGRATORS
+from ..simulation.loop import Loop
+from ..stepping import CFL, FixedStep, host_control_flow
+from . import memory as _memory
+from .config import ConfigError, Resolved, RunConfig, check_output_dir, declared, resolve
+
+__all__ = ["Built", "build", "choose_mesh", "controller_of", "make_grid", "validate"]
+
+
+@dataclass
+class Built:
+    """A run's parts: the grid, the equation, the integrator, the controller (and the memory estimate)."""
+
+    grid: Grid
+    equation: Any
+    integrator: Any
+    controller: FixedStep | CFL
+    estimate: Any = None
+
+
+def validate(cfg: RunConfig, create: bool = True) -> Resolved:
+    """Resolve the defaults, check every value and the output directory, without touching a device array.
+
+    ``create=False`` (a dry run) checks that the output directory could be made and written without making it.
+
+    Raises:
+      ConfigError: naming the field or parameter and what is allowed; also where the output directory already
+        holds a run and neither ``resume`` nor ``overwrite`` is set.
+    """
+    res = resolve(cfg)
+    check_output_dir(res.out, create)
+    if cfg.snapshot_every or cfg.snapshot_times:
+        check_output_dir(res.out / "snapshots", create)
+    ckdir = res.out / "checkpoints"
+    if not (cfg.resume or cfg.overwrite) and ckdir.is_dir() and any(ckdir.iterdir()):
+        raise ConfigError(f"out: {str(res.out)!r} already holds a run (checkpoints in {str(ckdir)!r}); set resume "
+                          "to continue it or overwrite to start over", fields=("out", "resume", "overwrite"))
+    return res
+
+
+def controller_of(cfg: RunConfig) -> FixedStep | CFL:
+    """``FixedStep(dt)`` where the configuration gives ``dt``, else ``CFL(cfl, dt_max)``."""
+    return FixedStep(cfg.dt) if cfg.dt is not None else CFL(cfg.cfl, cfg.dt_max)
+
+
+def make_grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, prefer: tuple[int, ...] | None = None
+              ) -> Grid:
+    """The run's grid of ``shape`` on ``mesh`` (ValueError: the sizes or the mesh do not suit it).
+
+    Where the mesh cannot split ``shape`` and the spec's grid can hold its modes on more points, the grid on the
+    fewest points the mesh can split; ``prefer`` (the points of the checkpoint a run resumes) first.
+    """
+    def grid(points=None):
+        return res.spec.grid(shape, mesh, res.box_length, dtype=cfg.dtype, dealias=cfg.dealias, backend=cfg.backend,
+                             points=points)
+
+    if not res.spec.points:
+        return grid()
+    if prefer is not None and tuple(prefer) != tuple(shape):
+        try:
+            return grid(tuple(prefer))
+        except ValueError:
+            pass
+    try:
+        return grid()
+    except ValueError:
+        if cfg.dealias == "none":
+            raise
+        out = storage_points(shape, grid)
+        if out is None:
+            raise
+        return out
+
+
+def _mesh_error(cfg: RunConfig, res: Resolved, mesh, e: Exception) -> ConfigError:
+    shp = res.shape
+    size = mesh.size if mesh is not None else jax.device_count()
+    hint = ""
+    if cfg.dealias == "none" and res.spec.points:
+        hint = ("; with dealias 2/3 or 3/2 the grid's modes would be held on more points that the mesh splits "
+                "(without dealiasing, products alias differently there)")
+    return ConfigError(f"n/mesh: a {cfg.mesh} mesh of {size} devices cannot hold a {_memory.shape_text(shp)} grid "
+                       f"(dealias {cfg.dealias}): {e}{_nearest_sizes(cfg, res, mesh)}{hint}", fields=("n", "mesh"))
+
+
+def _nearest_sizes(cfg: RunConfig, res: Resolved, mesh, reach: int = 16) -> str:
+    """For a grid of equal sizes that ``mesh`` cannot hold: the closest equal sizes below and above it does."""
+    shape = res.shape
+    if mesh is None or len(set(shape)) != 1:
+        return ""
+
+    def holds(n: int) -> bool:
+        try:
+            make_grid(cfg, res, (n,) * len(shape), mesh)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    n = shape[0]
+    below = next((m for m in range(n - 1, max(n - reach, 1), -1) if holds(m)), None)
+    above = next((m for m in range(n + 1, n + reach) if holds(m)), None)
+    found = [str(m) for m in (below, above) if m is not None]
+    return f"; nearest sizes this mesh holds: {' or '.join(found)}" if found else ""
+
+
+def _equation(res: Resolved, grid: Grid):
+    try:
+        return res.cls(grid, **res.eq_params)
+    except (TypeError, ValueError) as e:
+        text = str(e).replace(f"{res.cls.label()} parameter", f"{res.equation} parameter")
+        raise ConfigError(text if res.equation in text else f"{res.equation}: {text}",
+                          params=declared(res.spec, res.ic)) from None
+
+
+def build(cfg: RunConfig, res: Resolved, mesh=None, *, estimate: bool = False, prefer=None) -> Built:
+    """The run's parts, once the run is known to fit in memory; the initial condition and the CFL rate are
+    checked by their abstract shapes (``jax.eval_shape``: nothing is computed).
+
+    Memory: unless the grid trivially fits (or ``estimate``), the run's step program and initial condition are
+    compiled on a small grid and scaled per point (:mod:`solvers.job.memory`).
+
+    Raises:
+      ConfigError: the mesh cannot hold the grid, the devices cannot hold the run, a parameter the equation
+        rejects, an integrator that cannot advance it, an initial condition that fails or does not match the
+        state, a CFL run of an equation without a CFL rate.
+    """
+    try:
+        mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh if cfg.mesh != "auto" else "slab")
+        grid = make_grid(cfg, res, res.shape, mesh, prefer)
+    except ValueError as e:
+        raise _mesh_error(cfg, res, mesh, e) from None
+    eq = _equation(res, grid)
+    try:
+        integ = INTEGRATORS[res.integrator](eq)
+    except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
+        raise ConfigError(f"integrator {res.integrator} cannot advance {res.equation}: {e}",
+                          fields=("integrator",)) from None
+    controller = controller_of(cfg)
+    with jax.set_mesh(grid.mesh):
+        if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
+            raise ConfigError(f"cfl: {res.equation} has no CFL rate (max_rate) for an adaptive time step; give a "
+                              "fixed time step dt", fields=("cfl", "dt"))
+    est = check_memory(cfg, res, grid.mesh, grid.shape, always=estimate)
+    with jax.set_mesh(grid.mesh):
+        _check_initial_condition(eq, res)
+    return Built(grid, eq, integ, controller, est)
+
+
+def check_memory(cfg: RunConfig, res: Resolved, mesh, points: tuple[int, ...], always: bool = False):
+    """Refuse a run whose devices cannot hold it (before anything is allocated); returns the estimate, or None
+    where the grid trivially fits and ``always`` is False. ``points``: the points the grid stores its fields on."""
+    pool = _memory.memory_pool(mesh)
+    if not always and _memory.trivially_fits(tuple(points), mesh.size, pool):
+        return None
+
+    def make(probe):
+        eq = _equation(res, make_grid(cfg, res, probe, mesh))
+        return eq, INTEGRATORS[res.integrator](eq)
+
+    def loop(eq, integ):  # the run's step program, with its dt control and diagnostics rows
+        probe = _RowsProbe(cfg.diag_every)
+        control = controller_of(cfg).resolve(integ)
+        return Loop(integ, control, [probe], None, True, host_control_flow(mesh))
+
+    def valid(shape) -> bool:
+        try:
+            make_grid(cfg, res, shape, mesh)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    est = _memory.estimate(tuple(points), mesh.size, make, res.ic, res.ic_params, loop, run_points=tuple(points))
+    if pool is not None and not _memory.fits(est, pool):
+        largest = _memory.largest_fitting(est, pool, valid)
+        raise ConfigError(_memory.refusal(est, pool, res.equation, largest), fields=("n",))
+    return est
+
+
+class _RowsProbe:
+    """Stands for the main job's outputs in the memory probe: rows every ``every`` steps, with the spectrum."""
+
+    wants_spectrum = True
+
+    def __init__(self, every: int):
+        self.row_every = every
+        self.name = "rows"
+
+    def sampler(self, equation):
+        return None
+
+
+def _check_initial_condition(eq, res: Resolved) -> None:
+    try:
+        got = jax.eval_shape(lambda: eq.initial_state(res.ic, **res.ic_params))
+    except ValueError as e:
+        raise ConfigError(str(e), params=declared(res.spec, res.ic)) from None
+    want = eq.abstract_state()
+    shapes = [(a.shape, a.dtype) for a in jax.tree.leaves(got)]
+    expect = [(a.shape, a.dtype) for a in jax.tree.leaves(want)]
+    if jax.tree.structure(got) != jax.tree.structure(want) or shapes != expect:
+        raise ConfigError(f"{res.equation} ic {res.ic} builds {shapes}, but abstract_state() says {expect}",
+                          fields=("ic",))
+
+
+def first_mesh(cfg: RunConfig, res: Resolved):
+    """The first of the slab and pencil meshes of all devices that holds the grid (None if neither does)."""
+    for kind in ("slab", "pencil"):
+        try:
+            mesh = xfft.make_mesh(kind)
+            make_grid(cfg, res, res.shape, mesh)
+        except ValueError:
+            continue
+        return mesh
+    return None
+
+
+def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
+    """``mesh="auto"``: the mesh on which the grid's own transforms (forward and inverse of one field) run fastest,
+    timed by :func:`xfft.autotune` on every mesh the devices allow (cached per machine kind, device count, grid and
+    dtype). A grid the devices cannot hold is refused first. Returns the mesh and what to record.
+
+    Raises:
+      ConfigError: no mesh can hold the grid, or the devices cannot hold the run.
+    """
+    first = first_mesh(cfg, res)
+    if first is not None:
+        check_memory(cfg, res, first, make_grid(cfg, res, res.shape, first).shape)
+
+    def grid_transform(mesh, candidate):
+        grid = make_grid(cfg, res, res.shape, mesh)  # ValueError: this mesh cannot hold it
+        with jax.set_mesh(mesh):
+            x = jax.jit(lambda: jax.numpy.zeros(grid.shape, grid.dtype), out_shardings=grid.real_sharding())()
+            return jax.jit(lambda f: grid.backward(grid.forward(f))), (x,)
+
+    try:
+        tuning = xfft.autotune(res.shape, cfg.dtype, step=grid_transform, name=f"solvers:{res.equation}",
+                               orders=("natural",), backends=(cfg.backend,))
+    except ValueError as e:
+        raise ConfigError(f"mesh auto: {e}", fields=("mesh",)) from None
+    return tuning.mesh, tuning.summary()

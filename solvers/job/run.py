@@ -1,0 +1,151 @@
+"""The main job: a :class:`~solvers.RunConfig` turned into the parts of a run (equation, integrator, controller,
+outputs) and handed to :func:`~solvers.simulate`; ``run.json`` with what it did. :func:`dry_run` checks everything
+and reports what a run would use, computing and writing nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+
+import jax
+
+from ..outputs import Checkpoint, DiagnosticsCSV, Output, Plots, Progress, ResolutionCheck, SnapshotWriter, write_json
+from ..simulation import BlowUpError, simulate
+from . import memory as _memory
+from .build import Built, build, choose_mesh, first_mesh, validate
+from .config import ConfigError, Resolved, RunConfig
+from .resume import checkpoint_points, restore
+
+__all__ = ["dry_run", "run"]
+
+
+def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
+    """Run ``cfg`` to ``t_end`` (or ``max_steps``); returns the summary that ``run.json`` holds.
+
+    Writes into ``out``: ``diagnostics.csv`` (every ``diag_every`` steps and the last), ``spectra.csv``,
+    ``checkpoints/`` (every ``checkpoint_every`` steps and at the end), ``run.json``, the plots, and ``snapshots/``
+    where asked; ``outputs`` are added to the run's own.
+
+    Raises:
+      ConfigError: bad input (before any compute). BlowUpError: NaN/inf or an energy past the equation's bound,
+        naming the step, the time and the last good checkpoint.
+    """
+    res = validate(cfg)
+    choice = None
+    if mesh is None and cfg.mesh == "auto":
+        mesh, choice = choose_mesh(cfg, res)
+    prefer = checkpoint_points(res.out / "checkpoints") if cfg.resume else None
+    parts = build(cfg, res, mesh, prefer=prefer)
+    grid, eq = parts.grid, parts.equation
+    lead = jax.process_index() == 0
+    with jax.set_mesh(grid.mesh):
+        _fresh_start(cfg, res, lead)
+        if grid.stored_on_more_points and lead:
+            n, p = _memory.shape_text(grid.modes), _memory.shape_text(grid.shape)
+            print(f"{res.equation}: the mesh cannot split a {n} grid evenly, so its {n} modes are held on {p} points "
+                  f"(dealiased products are exact on either: the run is the {n} run; the CFL number and snapshots "
+                  f"read the {p} points)", flush=True)
+        start = restore(cfg, res, grid, eq) if cfg.resume else None
+        if cfg.resume and start is None and lead:
+            print(f"--resume: no checkpoint in {res.out / 'checkpoints'}; starting from the initial condition",
+                  flush=True)
+        job = _outputs(cfg, res, parts, start is not None)
+        started = time.perf_counter()
+        y0 = start.state if start else eq.initial_state(res.ic, **res.ic_params)
+        bound = res.spec.energy_bound
+        try:
+            sol = simulate(eq, parts.integrator, t_end=cfg.t_end, y0=y0, t0=start.t if start else 0.0,
+                           step0=start.step if start else 0, controller=parts.controller,
+                           outputs=[*job.values(), *outputs], max_steps=cfg.max_steps,
+                           dt_band=start.dt_band if start else 0.0,
+                           energy_bound=(lambda e: bound(eq, e)) if bound else None, donate=True)
+        except BlowUpError as e:
+            ck = job["checkpoint"]
+            raise BlowUpError(e.step, e.t, e.reason, ck.last, ck.directory) from None
+    summary = {"steps": sol.step, "t": sol.t, "steps_this_run": sol.steps_taken,
+               "wall_s": time.perf_counter() - started, "devices": jax.device_count(),
+               "processes": jax.process_count(),
+               "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
+               "points": list(grid.shape), "final": sol.last_row,
+               "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
+                          "integrator": res.integrator, "out": str(res.out)},
+               "physics": res.physics(cfg), "resolution": job["resolution"].monitor.summary()}
+    if choice is not None:
+        summary["mesh_autotune"] = choice
+    if "plots" in job:
+        summary["plots"] = [str(p) for p in job["plots"].written]
+    if lead:
+        write_json(res.out / "run.json", summary)
+    return summary
+
+
+def _fresh_start(cfg: RunConfig, res: Resolved, lead: bool) -> None:
+    """A new run in a directory that holds one (``overwrite``): the old checkpoints go first."""
+    ckdir = res.out / "checkpoints"
+    if not cfg.resume and ckdir.exists() and any(ckdir.iterdir()):  # (validate refused it unless overwrite)
+        if lead:
+            shutil.rmtree(ckdir)
+        if jax.process_count() > 1:
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices("solvers-overwrite")
+
+
+def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict[str, Output]:
+    """The main job's outputs by name: CSV, resolution check, checkpoints, snapshots, plots, progress."""
+    out = {"diagnostics": DiagnosticsCSV(res.out, every=cfg.diag_every),
+           "resolution": ResolutionCheck(cfg.diag_every),
+           "checkpoint": Checkpoint(res.out / "checkpoints", every=cfg.checkpoint_every, keep=cfg.keep,
+                                    meta={"config": res.physics(cfg)})}
+    if cfg.snapshot_every or cfg.snapshot_times:
+        try:
+            out["snapshots"] = SnapshotWriter(res.out / "snapshots", parts.equation, every=cfg.snapshot_every,
+                                              times=cfg.snapshot_times, dtype=cfg.snapshot_dtype,
+                                              resume_step=sys.maxsize if resumed else None,
+                                              config=res.physics(cfg), name=res.equation)
+        except (ValueError, ImportError) as e:
+            raise ConfigError(f"snapshot_every/snapshot_times: {e}",
+                              fields=("snapshot_every", "snapshot_times")) from None
+    if cfg.plots:
+        shape = parts.grid.modes
+        grid_txt = f"{shape[0]}^{len(shape)}" if len(set(shape)) == 1 else "x".join(map(str, shape))
+        extra = "".join(f", {k}={v:.4g}" for k, v in list(res.eq_params.items())[:2] if isinstance(v, float))
+        out["plots"] = Plots(res.out, res.spec.plot, f"{res.equation}, {res.ic}, {grid_txt}{extra}",
+                             every=cfg.diag_every)
+    if cfg.progress:
+        out["progress"] = Progress()
+    return out
+
+
+def dry_run(cfg: RunConfig, mesh=None) -> dict:
+    """Everything :func:`run` checks before it computes, and what the run would use: the resolved configuration,
+    the mesh and the memory per device. Nothing is computed or written, and nothing is compiled unless the grid
+    may not fit (then the small programs of the memory estimate).
+
+    Returns:
+      a JSON-ready dict: ``config`` (every field with its default filled in, parameters included), ``mesh``
+      (axis sizes), ``devices``, ``processes``, ``points``, ``platform``, ``memory`` (one line) and
+      ``memory_per_device`` (bytes, or None).
+
+    Raises:
+      ConfigError: as :func:`run` would, before any compute.
+    """
+    res = validate(cfg, create=False)
+    if mesh is None and cfg.mesh == "auto":
+        mesh = first_mesh(cfg, res)
+    parts = build(cfg, res, mesh)
+    grid, est = parts.grid, parts.estimate
+    pool = _memory.memory_pool(grid.mesh)
+    config = {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic, "integrator": res.integrator,
+              "n": list(res.shape), "box_length": list(res.box_length), "out": str(res.out),
+              "params": {**res.run_params, **res.eq_params, **res.ic_params}}
+    return {"config": config, "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
+            "devices": int(grid.mesh.size), "processes": jax.process_count(), "points": list(grid.shape),
+            "platform": grid.mesh.devices.flat[0].platform, "memory": _memory.describe(est, pool),
+            "memory_per_device": None if est is None else est.per_device}
+
+
+__all__ += ["BlowUpError", "ConfigError"]

@@ -1,0 +1,19 @@
+"""The model: what an equation is (:class:`Equation`, its declared :class:`Param` and :class:`InitialCondition`),
+tree arithmetic on states, and reusable physics blocks (:class:`VelocityEquation` for periodic velocities,
+:class:`WallVelocity` for the velocity-vorticity form between no-slip walls)."""
+
+from .equation import Equation as Equation
+from .params import InitialCondition as InitialCondition
+from .params import Param as Param
+from .tree import State as State
+from .tree import apply_linear as apply_linear
+from .tree import tree_add as tree_add
+from .tree import tree_axpy as tree_axpy
+from .tree import tree_scale as tree_scale
+from .velocity import VelocityEquation as VelocityEquation
+from .velocity import cross as cross
+from .velocity_vorticity import WallVelocity as WallVelocity
+from .velocity_vorticity import laminar_profile as laminar_profile
+
+__all__ = ["Equation", "InitialCondition", "Param", "State", "VelocityEquation", "WallVelocity", "apply_linear",
+           "cross", "laminar_profile", "tree_add", "tree_axpy", "tree_scale"]

@@ -1,0 +1,125 @@
+"""Checkpoints with orbax-checkpoint: the store (:class:`Checkpoints`) and the output that writes a run's
+(:class:`Checkpoint`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import jax
+import orbax.checkpoint as ocp
+
+from .base import Event, Output, RunInfo
+
+__all__ = ["Checkpoint", "Checkpoints"]
+
+
+class Checkpoints:
+    """Step-numbered checkpoints of a state pytree plus JSON metadata, written with orbax-checkpoint.
+
+    orbax writes each step into a temporary directory and renames it when complete, so a checkpoint is either
+    all there or absent (an interrupted write is never picked up as the latest). Every process takes part in
+    ``save``/``restore``; arrays are written shard by shard and can be restored onto any mesh or process
+    count by passing the target shardings.
+
+    Args:
+      directory: where the step directories go (created).
+      keep: number of most recent checkpoints to keep (None: all).
+    """
+
+    def __init__(self, directory: str | os.PathLike, keep: int | None = 2):
+        self.directory = Path(directory).absolute()
+        options = ocp.CheckpointManagerOptions(max_to_keep=keep, enable_async_checkpointing=False, create=True)
+        self._manager = ocp.CheckpointManager(self.directory, options=options)
+
+    def steps(self) -> list[int]:
+        return list(self._manager.all_steps())
+
+    def latest_step(self) -> int | None:
+        return self._manager.latest_step()
+
+    def save(self, step: int, state: Any, meta: dict) -> None:
+        """Write ``state`` and ``meta`` as checkpoint ``step`` (blocks until it is committed)."""
+        self._manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave({"state": state}),
+                                                         meta=ocp.args.JsonSave(meta)), force=True)
+        self._manager.wait_until_finished()
+
+    def read_meta(self, step: int) -> dict:
+        return dict(self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())).meta)
+
+    def restore(self, step: int, like: Any) -> tuple[Any, dict]:
+        """Restore checkpoint ``step`` with the shapes, dtypes and shardings of ``like`` (arrays or
+        ``jax.ShapeDtypeStruct``): the mesh may differ from the one that wrote it."""
+        target = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), like)
+        out = self._manager.restore(step, args=ocp.args.Composite(
+            state=ocp.args.StandardRestore({"state": target}), meta=ocp.args.JsonRestore()))
+        return out.state["state"], dict(out.meta)
+
+    def close(self) -> None:
+        self._manager.close()
+
+
+class Checkpoint(Output):
+    """Writes a checkpoint of the state every ``every`` steps and at the end of the run, with the clock (``step``,
+    ``t``, ``dt``, ``dt_band``: a resumed run takes the same steps to the bit), the grid's points and ``meta``.
+
+    The state is stored in natural spectral order with the Nyquist coefficient of a half axis (the format every
+    version wrote): restorable on any mesh or process count (:meth:`Checkpoints.restore`).
+
+    Args:
+      directory: the checkpoint directory (created). every: steps between checkpoints (0: only at the end).
+      keep: how many recent checkpoints to keep. meta: JSON-ready settings stored with each (e.g. the run's
+        physics, which a resume compares).
+
+    Attributes:
+      last: the step of the last checkpoint written (None: none yet).
+
+    Raises:
+      ValueError: ``every`` or ``keep`` out of range.
+    """
+
+    def __init__(self, directory: str | os.PathLike, every: int = 0, keep: int = 2, meta: dict | None = None):
+        if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+            raise ValueError(f"Checkpoint: every must be an integer >= 0, got {every!r}")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"Checkpoint: keep must be an integer >= 1, got {keep!r}")
+        self.store = Checkpoints(directory, keep=keep)
+        self.every, self.meta = every, dict(meta or {})
+        self.last: int | None = None
+        self._natural = None
+        self._grid = None
+
+    @property
+    def directory(self) -> Path:
+        return self.store.directory
+
+    def start(self, run: RunInfo, event: Event) -> None:
+        self._grid = run.equation.grid
+        self.last = self.store.latest_step() if run.resumed else None
+
+    def next_step(self, step: int) -> int | None:
+        return (step // self.every + 1) * self.every if self.every else None
+
+    def on_event(self, event: Event) -> None:
+        if self.every and event.step % self.every == 0 and event.step != self.last:
+            self.save(event)
+
+    def finish(self, event: Event) -> None:
+        if event.step != self.last:
+            self.save(event)
+
+    def save(self, event: Event) -> None:
+        """Write a checkpoint of ``event``'s state and clock."""
+        grid, state = self._grid, event.state
+        if grid.order != "natural" or not grid.nyquist:
+            if self._natural is None:
+                self._natural = jax.jit(lambda s: jax.tree.map(grid.to_natural, s))
+            state = self._natural(state)
+        meta = {"step": event.step, "t": event.t, "dt": event.dt, "dt_band": event.dt_band,
+                "points": list(grid.shape), **self.meta}
+        self.store.save(event.step, state, meta)
+        self.last = event.step
+
+    def close(self) -> None:
+        self.store.close()
