@@ -1,12 +1,13 @@
 """A user-defined equation, written as a user would (outside the package): 2D Kuramoto-Sivashinsky.
 
 ``u_t + |grad u|^2 / 2 + lap u + lap^2 u = 0``. The tests copy this file into a temporary directory and import it
-from there (``python -m solvers run ks_equation:KuramotoSivashinsky``), so it is never imported from the package.
+from there (``python -m solvers run ks_equation:SPEC``), so it is never imported from the package. ``SPEC`` says how
+it runs as a job (2D, ETDRK4 by default); the class is physics only.
 """
 
 import jax.numpy as jnp
 
-from solvers import Equation, InitialCondition, Param
+from solvers import Equation, InitialCondition, Param, RunSpec
 
 
 def cosines(eq, amplitude):
@@ -19,8 +20,6 @@ def cosines(eq, amplitude):
 class KuramotoSivashinsky(Equation):
     """2D Kuramoto-Sivashinsky: linear part ``k^2 - k^4`` (exact in ETDRK4), nonlinear ``-F[|grad u|^2] / 2``."""
 
-    ndims = (2,)
-    default_integrator = "etdrk4"
     parameters = (Param("alpha", 1.0, "strength of the nonlinear term", low=0),)
     initial_conditions = {"cosines": InitialCondition(cosines, (Param("amplitude", 1.0, low=0, low_open=True),))}
 
@@ -35,3 +34,7 @@ class KuramotoSivashinsky(Equation):
         g = self.grid
         du = g.to_physical(g.grad(u_hat))
         return -0.5 * self.alpha * g.from_physical(du[0] ** 2 + du[1] ** 2)
+
+
+#: how it runs as a job: ``python -m solvers run ks_equation:SPEC`` (2D grids, ETDRK4 by default)
+SPEC = RunSpec("ks", KuramotoSivashinsky, "2D Kuramoto-Sivashinsky", ndims=(2,), integrator="etdrk4")

@@ -2,9 +2,9 @@
 
 * Time step: the driver refuses a run without ``--dt`` exactly when the equation's ``max_rate`` returns None;
   ``list`` prints "--dt DT (required ...)" for those and "--cfl C (adaptive ...) or --dt DT" for the others,
-  computed from the same fact (``cli._needs_dt``). Issue 19: ``list`` used to say that Cahn-Hilliard and
+  computed from the same fact (``cli.listing._needs_dt``). Issue 19: ``list`` used to say that Cahn-Hilliard and
   Gross-Pitaevskii need ``--dt``, but both have a rate and run without it.
-* Energy plot: the curve is labelled with the equation's ``energy_label`` (Schroedinger-Poisson's ``energy``
+* Energy plot: the curve is labelled with the equation's ``energy_label`` (its ``RunSpec``'s ``plot``) (Schroedinger-Poisson's ``energy``
   column is the total energy, which the plot used to call "kinetic energy E").
 """
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from solvers import EQUATIONS, ConfigError, RunConfig
+from solvers import REGISTRY, CFLStep, ConfigError, RunConfig
 from solvers import io as sio
-from solvers._config import equation_class
-from solvers._run import build, validate
-from solvers.cli import _list, _needs_dt
+from solvers.cli.listing import _needs_dt, listing
+from solvers.job import lookup
+from solvers.job.build import build, validate
 
 KS = Path(__file__).with_name("ks_equation.py")
 
@@ -33,22 +33,24 @@ def _driver_needs_dt(equation, out: Path) -> bool:
     return False
 
 
-@pytest.mark.parametrize("name", list(EQUATIONS))
+@pytest.mark.parametrize("name", list(REGISTRY))
 def test_list_says_what_the_driver_does(name, tmp_path):
     """Every registered equation: ``list``'s time-step line, ``_needs_dt`` and the driver agree."""
-    need = _needs_dt(name)
+    need = _needs_dt(REGISTRY[name])
     assert need == _driver_needs_dt(name, tmp_path) == False  # noqa: E712  (every registered one has a rate)
-    lines = _list().splitlines()
+    lines = listing().splitlines()
     i = next(i for i, line in enumerate(lines) if line.split()[:1] == [name])
     assert "time step: --cfl C (adaptive, the default) or --dt DT" in lines[i + 1], lines[i + 1]
 
 
 def test_user_equation_without_a_rate_needs_dt(tmp_path, monkeypatch):
-    """The README's Kuramoto-Sivashinsky class has no ``max_rate``: both say ``--dt`` is required."""
+    """The README's Kuramoto-Sivashinsky class has no ``max_rate``: both say ``--dt`` is required (for its
+    ``RunSpec``)."""
     shutil.copy(KS, tmp_path / "ks_equation.py")
     monkeypatch.chdir(tmp_path)
-    cls, _ = equation_class("ks_equation:KuramotoSivashinsky")
-    assert _needs_dt(cls) and _driver_needs_dt(cls, tmp_path / "out")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec, _ = lookup("ks_equation:SPEC")
+    assert _needs_dt(spec) and _driver_needs_dt(spec, tmp_path / "out")
 
 
 def test_cahn_hilliard_and_gross_pitaevskii_run_without_dt(tmp_path):
@@ -57,10 +59,11 @@ def test_cahn_hilliard_and_gross_pitaevskii_run_without_dt(tmp_path):
 
     for name in ("cahn-hilliard", "gross-pitaevskii"):
         cfg = RunConfig(equation=name, n=16, out=str(tmp_path / name))
-        grid, eq, _, controller = build(cfg, validate(cfg))
+        parts = build(cfg, validate(cfg))
+        grid, eq, controller = parts.grid, parts.equation, parts.controller
         with jax.set_mesh(grid.mesh):
             rate = float(jax.jit(eq.max_rate)(eq.initial_state(validate(cfg).ic)))
-        assert 0 < rate < float("inf") and type(controller).__name__ == "CFLStep", (name, rate)
+        assert 0 < rate < float("inf") and type(controller) is CFLStep, (name, rate)
 
 
 def test_energy_plot_label(tmp_path):
@@ -70,7 +73,7 @@ def test_energy_plot_label(tmp_path):
     ax = Figure().add_subplot()
     sio.plot_history(ax, [{"t": 0.0, "energy": -12.6}, {"t": 1.0, "energy": -12.5}], "total energy E = K + W")
     assert ax.get_lines()[0].get_label() == "total energy E = K + W" and ax.get_ylabel() == "total energy E = K + W"
-    labels = {name: cls.energy_label for name, cls in EQUATIONS.items()}
+    labels = {name: spec.plot.energy_label for name, spec in REGISTRY.items()}
     assert labels["schrodinger-poisson"].startswith("total energy") and labels["gross-pitaevskii"] == \
         labels["schrodinger-poisson"]
     assert labels["cahn-hilliard"] == labels["allen-cahn"] == "free energy F"

@@ -42,12 +42,13 @@ def test_list_names_everything_on_offer():
     (["run", "euler"], "unknown equation 'euler'; available: navier-stokes"),
     (["run", "navier-stokes", "--ic", "vortex-ring"], "unknown initial condition 'vortex-ring'"),
     (RUN + ["--nu", "-0.1"], "parameter nu (--nu or --re) must be a number >= 0"),
-    (RUN + ["--re", "-5"], "--re must be positive"),
+    (RUN + ["--re", "-5"], "--re must be a positive number"),
     (["run", "navier-stokes", "--n", "12", "--dealias", "none"], "mesh of 8 devices cannot hold a 12^3 grid"),
     (RUN + ["--integrator", "euler"], "unknown integrator 'euler'"),
     (RUN + ["--integrator", "split-step"], "--integrator split-step cannot advance navier-stokes"),
     (RUN + ["--param", "nu"], "--param expects KEY=VALUE"),
-    (RUN + ["--param", "gamma=2"], "navier-stokes with --ic taylor-green takes no parameter 'gamma'"),
+    (RUN + ["--param", "gamma=2"], "navier-stokes takes no parameter 'gamma'; its parameters: forcing_epsilon, nu; "
+     "initial condition taylor-green: v0"),
     (RUN + ["--out", "FILE/sub"], "is not writable"),
 ])
 def test_bad_input_exits_2_before_any_compute(tmp_path, args, message):

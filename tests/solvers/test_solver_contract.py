@@ -1,6 +1,6 @@
 """The equation/run contract: every bad input is one clear error before any compute (CLI: exit status 2 and one
 line naming the flag or parameter; Python: ValueError/TypeError), and defaults resolve in one place, so
-``simulate(RunConfig(equation=NAME))`` runs every registered equation."""
+``solvers.run(RunConfig(equation=NAME))`` runs every registered equation."""
 
 import dataclasses
 import math
@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from solvers import EQUATIONS, ConfigError, NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers import REGISTRY, ConfigError, NavierStokes, RunConfig, SpectralGrid, run
 from solvers.cli import main, with_flags
 from solvers.equations import GrossPitaevskii, NavierStokes2D
 from solvers.io import read_csv
@@ -26,8 +26,8 @@ BAD = [  # (argv, text the one-line message must contain)
     (["run", "nomodule:Foo"], "cannot import 'Foo' from module 'nomodule'"),
     (NS + ["--ic", "vortex-ring"], "--ic: unknown initial condition 'vortex-ring'"),
     (NS + ["--nu", "-0.1"], "parameter nu (--nu or --re) must be a number >= 0"),
-    (NS + ["--nu", "abc"], "parameter nu (--nu or --re) must be a number"),
-    (NS + ["--re", "-5"], "--re must be positive"),
+    (NS + ["--nu", "abc"], "argument --nu: invalid float value: 'abc'"),
+    (NS + ["--re", "-5"], "--re must be a positive number"),
     (NS + ["--nu", "0.1", "--param", "nu=0.2"], "--nu and --param nu both given"),
     (["run", "navier-stokes", "--n", "12", "--dealias", "none"],
      "--n/--mesh: a slab mesh of 8 devices cannot hold a 12^3 grid"),
@@ -43,7 +43,8 @@ BAD = [  # (argv, text the one-line message must contain)
     (NS + ["--integrator", "split-step"], "--integrator split-step cannot advance navier-stokes"),
     (NS + ["--param", "nu"], "--param expects KEY=VALUE"),
     (NS + ["--param", "gamma=2"], "takes no parameter 'gamma'"),
-    (NS + ["--seed", "3"], "navier-stokes with --ic taylor-green takes no parameter 'seed'"),
+    (NS + ["--seed", "3"], "navier-stokes takes no parameter 'seed'; its parameters: forcing_epsilon, nu; initial "
+     "condition taylor-green: v0"),
     (NS + ["--ic", "random-isotropic", "--k0", "-3"], "parameter k0 (--k0) must be a number > 0"),
     (NS + ["--ic", "random-isotropic", "--energy", "0"], "parameter energy (--energy) must be a number > 0"),
     (NS + ["--forcing-epsilon", "-1"], "parameter forcing_epsilon (--forcing-epsilon) must be a number >= 0"),
@@ -59,7 +60,7 @@ BAD = [  # (argv, text the one-line message must contain)
     (["run", "cahn-hilliard", "--n", "16", "--param", "eps=0"], "parameter eps (--param eps=...) must be a number > 0"),
     (["run", "cahn-hilliard", "--n", "16", "--param", "eps=abc"], "parameter eps (--param eps=...) must be a number"),
     (["run", "cahn-hilliard", "--n", "16", "--param", "mode=1.5"], "mode (--param mode=...) must be an integer"),
-    (["run", "MYKS", "--n", "16", "16", "--box-length", "100"], "--cfl: KuramotoSivashinsky has no advective rate"),
+    (["run", "MYKS", "--n", "16", "16", "--box-length", "100"], "--cfl: mykse:SPEC has no CFL rate"),
     (["run", "MYKS", "--n", "16", "16", "--dt", "0.1", "--param", "amplitude=-1"], "amplitude (--param amplitude=...)"),
     (NS + ["--dt", "-1"], "--dt must be positive"),
     (NS + ["--t-end", "0"], "--t-end must be positive"),
@@ -105,7 +106,7 @@ def test_bad_input_is_one_line_and_exit_2(user_module, capsys, argv, message):
     """At least 25 bad inputs: exit status 2, one line naming the flag or parameter, nothing computed/written."""
     blocker = user_module / "file"
     blocker.write_text("not a directory")
-    argv = [a.replace("FILE", str(blocker)).replace("MYKS", "mykse:KuramotoSivashinsky") for a in argv]
+    argv = [a.replace("FILE", str(blocker)).replace("MYKS", "mykse:SPEC") for a in argv]
     if "--out" not in argv:
         argv += ["--out", str(user_module / "out")]
     assert main(argv + ["--no-progress"]) == 2
@@ -119,7 +120,7 @@ def test_bad_input_is_one_line_and_exit_2(user_module, capsys, argv, message):
 def test_python_api_raises_value_errors():
     """The same checks from Python: ValueError/TypeError naming the argument."""
     grid = SpectralGrid(16)
-    with pytest.raises(ValueError, match=r"navier-stokes parameter nu must be a number >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"NavierStokes parameter nu must be a number >= 0, got -1"):
         NavierStokes(grid, nu=-1)
     with pytest.raises(TypeError, match="gamma"):
         NavierStokes(grid, gamma=2)
@@ -139,7 +140,7 @@ def test_python_api_raises_value_errors():
         with pytest.raises(ValueError, match=r"jax_enable_x64"):
             SpectralGrid(16, dtype=jnp.float64)
         with pytest.raises(ConfigError, match=r"^dtype float64 needs JAX's 64-bit mode"):
-            simulate(RunConfig(dtype="float64", n=16, out="unused"))
+            run(RunConfig(dtype="float64", n=16, out="unused"))
     for cfg, message in [
         (RunConfig(equation="cahn-hilliard", params={"eps": -1}), "eps"),
         (RunConfig(equation="navier-stokes", n=(16, 16)), "^n: navier-stokes runs on 3D grids"),
@@ -147,7 +148,7 @@ def test_python_api_raises_value_errors():
         (RunConfig(equation=int), "not a subclass of solvers.Equation"),
     ]:
         with pytest.raises(ValueError, match=message):
-            simulate(cfg)
+            run(cfg)
 
 
 def test_too_big_grids_are_refused_in_seconds_without_allocating(tmp_path, capsys):
@@ -182,8 +183,8 @@ def test_library_errors_name_fields_and_the_cli_names_flags(tmp_path):
         (RunConfig(ic="vortex"), "ic: unknown initial condition 'vortex'", "--ic: unknown initial condition"),
         (RunConfig(n=16, params={"nu": -1}), "navier-stokes parameter nu must be a number >= 0",
          "navier-stokes parameter nu (--nu or --re) must be"),
-        (RunConfig(n=16, params={"seed": 1}), "navier-stokes with ic taylor-green takes no parameter 'seed'",
-         "navier-stokes with --ic taylor-green takes no parameter 'seed'"),
+        (RunConfig(n=16, params={"seed": 1}), "navier-stokes takes no parameter 'seed'; its parameters: "
+         "forcing_epsilon, nu; initial condition taylor-green: v0", "takes no parameter 'seed'"),
         (RunConfig(equation="navier-stokes-2d", n=16, ic="kolmogorov"),
          "navier-stokes-2d initial condition kolmogorov needs a forcing: parameter forcing > 0",
          "parameter forcing (--param forcing=...) > 0"),
@@ -193,7 +194,7 @@ def test_library_errors_name_fields_and_the_cli_names_flags(tmp_path):
     ]
     for cfg, message, cli_message in cases:
         with pytest.raises(ConfigError) as info:
-            simulate(dataclasses.replace(cfg, out=str(tmp_path / "out"), progress=False, plots=False))
+            run(dataclasses.replace(cfg, out=str(tmp_path / "out"), progress=False, plots=False))
         text = str(info.value)
         assert text.startswith(message) or message in text, text
         assert "--" not in text, text
@@ -222,14 +223,15 @@ def test_dry_run_prints_the_resolved_run_and_writes_nothing(tmp_path, capsys, ar
     assert f"integrator: {integrator}" in " ".join(text.split())
 
 
-@pytest.mark.parametrize("name", list(EQUATIONS))
+@pytest.mark.parametrize("name", list(REGISTRY))
 def test_defaults_run_every_registered_equation(tmp_path, meshes, name):
-    """``simulate(RunConfig(equation=NAME))`` with only defaults (IC, integrator, parameters) takes a step."""
-    n = 16 if EQUATIONS[name].ndims[0] == 2 else 8  # (8^3 grids: compiles dominate)
+    """``solvers.run(RunConfig(equation=NAME))`` with only defaults (IC, integrator, parameters) takes a step."""
+    spec = REGISTRY[name]
+    n = 16 if spec.ndims[0] == 2 else 8  # (8^3 grids: compiles dominate)
     cfg = RunConfig(equation=name, n=n, max_steps=1, out=str(tmp_path), progress=False, plots=False)
-    s = simulate(cfg, mesh=meshes["slab"])
+    s = run(cfg, mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")
     assert s["steps"] == 1 and [int(r["step"]) for r in rows] == [0]  # (a max_steps stop adds no row)
-    assert s["physics"]["ic"] == next(iter(EQUATIONS[name].initial_conditions))
-    assert s["physics"]["integrator"] == EQUATIONS[name].default_integrator
+    assert s["physics"]["ic"] == next(iter(spec.initial_conditions()))
+    assert s["physics"]["integrator"] == spec.default_integrator({})
     assert math.isfinite(float(rows[0]["energy"]))

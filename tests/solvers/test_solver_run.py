@@ -1,4 +1,4 @@
-"""The driver (Python API of the main job): resume is bit-identical, a checkpoint restores on another mesh,
+"""The main job (``solvers.run``, its Python API): resume is bit-identical, a checkpoint restores on another mesh,
 a blow-up stops with step and time and keeps the last good checkpoint."""
 
 import shutil
@@ -7,8 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from solvers import BlowUpError, NavierStokes, RunConfig, SpectralGrid, simulate
-from solvers._run import ConfigError
+from solvers import BlowUpError, ConfigError, NavierStokes, RunConfig, SpectralGrid, run
 from solvers.io import Checkpoints, read_csv
 
 
@@ -33,13 +32,13 @@ def _final_state(out, like):
 @pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
 def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path, meshes):
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    full = simulate(_cfg(a), mesh=meshes["slab"])
+    full = run(_cfg(a), mesh=meshes["slab"])
     assert full["steps"] >= 8  # adaptive (CFL) steps, so resume must reproduce the dt sequence too
-    part = simulate(_cfg(b, max_steps=5), mesh=meshes["slab"])
+    part = run(_cfg(b, max_steps=5), mesh=meshes["slab"])
     assert part["steps"] == 5 and part["t"] < 0.5
     assert Checkpoints(b / "checkpoints").steps() == [3, 5]
     shutil.copytree(b, c)
-    rest = simulate(_cfg(b, resume=True), mesh=meshes["slab"])
+    rest = run(_cfg(b, resume=True), mesh=meshes["slab"])
     assert rest["steps"] == full["steps"] and rest["steps_this_run"] == full["steps"] - 5
     for name in ("diagnostics.csv", "spectra.csv"):
         assert (b / name).read_bytes() == (a / name).read_bytes()  # every digit of every row
@@ -48,7 +47,7 @@ def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path, meshes):
     sb, mb = _final_state(b, like)
     assert np.array_equal(sa, sb) and ma["t"] == mb["t"] == 0.5
     # The step-5 checkpoint written on the 8-device slab mesh continues on a 2 x 4 pencil mesh.
-    other = simulate(_cfg(c, resume=True, mesh="pencil"), mesh=meshes["pencil"])
+    other = run(_cfg(c, resume=True, mesh="pencil"), mesh=meshes["pencil"])
     assert other["mesh"] == {"x": 2, "y": 4} and other["steps"] == full["steps"]
     ra, rc = read_csv(a / "diagnostics.csv"), read_csv(c / "diagnostics.csv")
     assert [r["step"] for r in ra] == [r["step"] for r in rc]
@@ -59,18 +58,18 @@ def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path, meshes):
 
 def test_resume_refuses_other_physics_and_overwrite_rules(tmp_path, meshes):
     out = tmp_path / "r"
-    simulate(_cfg(out, max_steps=2, ic="taylor-green"), mesh=meshes["slab"])
+    run(_cfg(out, max_steps=2, ic="taylor-green"), mesh=meshes["slab"])
     with pytest.raises(ConfigError, match="nu: checkpoint 0.01 vs now 0.02"):
-        simulate(_cfg(out, resume=True, nu=0.02, ic="taylor-green"))
+        run(_cfg(out, resume=True, nu=0.02, ic="taylor-green"))
     with pytest.raises(ConfigError, match="already holds a run"):
-        simulate(_cfg(out, ic="taylor-green"))
+        run(_cfg(out, ic="taylor-green"))
 
 
 def test_blow_up_names_step_and_keeps_last_good_checkpoint(tmp_path, meshes):
     out = tmp_path / "boom"
     cfg = _cfg(out, integrator="rk4", dt=0.5, nu=0.0, energy=50.0, t_end=100.0, checkpoint_every=1, keep=3)
     with pytest.raises(BlowUpError) as info:
-        simulate(cfg, mesh=meshes["slab"])
+        run(cfg, mesh=meshes["slab"])
     err = info.value
     assert err.step >= 2 and err.checkpoint == err.step - 1
     assert f"step {err.step} " in str(err) and f"t = {err.t:.6g}" in str(err)
@@ -83,7 +82,7 @@ def test_checkpoint_written_before_the_parameter_declarations_resumes(tmp_path, 
     """A checkpoint whose metadata has the old RunConfig fields (``n``, ``nu``, ``seed``, ... as main wrote them
     before issue 12) resumes where the physics is the same, and is refused, naming the parameter, where not."""
     new = tmp_path / "new"
-    simulate(_cfg(new, ic="taylor-green", max_steps=2, checkpoint_every=0), mesh=meshes["slab"])
+    run(_cfg(new, ic="taylor-green", max_steps=2, checkpoint_every=0), mesh=meshes["slab"])
     like = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01).abstract_state()
     ck = Checkpoints(new / "checkpoints")
     state, meta = ck.restore(2, like)
@@ -97,9 +96,9 @@ def test_checkpoint_written_before_the_parameter_declarations_resumes(tmp_path, 
     ck.close()
     shutil.copy(new / "diagnostics.csv", old / "diagnostics.csv")
     with pytest.raises(ConfigError, match="nu: checkpoint 0.01 vs now 0.02"):
-        simulate(_cfg(old, ic="taylor-green", resume=True, nu=0.02), mesh=meshes["slab"])
-    a = simulate(_cfg(old, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
-    b = simulate(_cfg(new, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
+        run(_cfg(old, ic="taylor-green", resume=True, nu=0.02), mesh=meshes["slab"])
+    a = run(_cfg(old, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
+    b = run(_cfg(new, ic="taylor-green", resume=True, max_steps=4), mesh=meshes["slab"])
     assert a["steps"] == b["steps"] == 4 and a["steps_this_run"] == 2
     assert (old / "diagnostics.csv").read_bytes() == (new / "diagnostics.csv").read_bytes()
 
@@ -110,14 +109,14 @@ def test_2d_checkpoint_written_with_the_nyquist_coefficient_resumes(tmp_path, me
     here) resumes, and the run ends where the uninterrupted run of this version ends, to rounding."""
     import jax
 
-    from solvers._grid import Grid
+    from solvers.grids.grid import Grid
 
     kw = dict(equation="navier-stokes-2d", ic="taylor-green", n=32, integrator="rk4", t_end=1.5, diag_every=1)
     a, b = tmp_path / "a", tmp_path / "b"
-    full = simulate(_cfg(a, **kw), mesh=meshes["slab"])
+    full = run(_cfg(a, **kw), mesh=meshes["slab"])
     with monkeypatch.context() as m:
         m.setattr(Grid, "_leaves_out_nyquist", lambda self: False)
-        part = simulate(_cfg(b, max_steps=4, **kw), mesh=meshes["slab"])
+        part = run(_cfg(b, max_steps=4, **kw), mesh=meshes["slab"])
     assert part["steps"] == 4 < full["steps"]
     grid = SpectralGrid(32, meshes["slab"], ndim=2, dtype=jnp.float64, order="transposed")
     assert not grid.nyquist
@@ -126,7 +125,7 @@ def test_2d_checkpoint_written_with_the_nyquist_coefficient_resumes(tmp_path, me
         state, _ = _final_state(out, like)
         assert state.shape == (32, 17)  # numpy.fft.rfft2's layout, whatever the state's
         assert np.all(state[:, 16] == 0)
-    rest = simulate(_cfg(b, resume=True, **kw), mesh=meshes["slab"])
+    rest = run(_cfg(b, resume=True, **kw), mesh=meshes["slab"])
     assert rest["steps"] == full["steps"] and rest["t"] == full["t"]
     ra, rb = read_csv(a / "diagnostics.csv"), read_csv(b / "diagnostics.csv")
     assert [r["step"] for r in ra] == [r["step"] for r in rb]

@@ -1,5 +1,6 @@
-"""The driver's compiled time loop (issue 18): the same steps as the host loop it replaced, the CFL band rule of
-schemes with dt-dependent coefficients, no host callbacks in the step program, ``--mesh auto``."""
+"""The compiled time loop (issue 18; :class:`solvers.simulation.loop.Loop`): the same steps as the host loop it
+replaced, the CFL band rule of schemes with dt-dependent coefficients, no host callbacks in the step program,
+``--mesh auto``."""
 
 import dataclasses
 import json
@@ -12,10 +13,13 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import LSRK4, RK4, NavierStokes, RunConfig, SpectralGrid, simulate
-from solvers._run import build, validate
-from solvers._stepper import BAND, Stepper, control_for
+from solvers import LSRK4, RK4, DiagnosticsCSV, NavierStokes, Output, RunConfig, SpectralGrid, run
 from solvers.io import read_csv
+from solvers.job.build import build, check_memory, validate
+from solvers.simulation import RowFunction
+from solvers.simulation.loop import Clock, Loop
+from solvers.stepping import BAND
+from solvers.stepping.core import ROWS_PER_SEGMENT
 
 T_END, CFL, DT_MAX = 0.3, 0.5, 0.1
 
@@ -36,7 +40,7 @@ def _cfg(out, **kw):
 def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
     """LSRK4 under CFL control: every dt and t of the compiled loop equal the host loop's (one jitted max_rate
     and one jitted step per step, dt = min(cfl / rate, dt_max), landing exactly on t_end)."""
-    simulate(_cfg(tmp_path, integrator="lsrk4"), mesh=meshes["slab"])
+    run(_cfg(tmp_path, integrator="lsrk4"), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
     eq = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01)
     integ = LSRK4(eq)
@@ -62,7 +66,7 @@ def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
 def test_band_rule_keeps_dt_while_the_cfl_number_stays_in_the_band(tmp_path, meshes):
     """ETDRK4 (coefficients depend on dt): dt changes only where the CFL number ``dt * rate`` left
     ``BAND * cfl``, and is then ``cfl / rate`` (the diagnostics' ``cfl`` column is the next step's check)."""
-    simulate(_cfg(tmp_path, integrator="etdrk4", t_end=0.6), mesh=meshes["slab"])
+    run(_cfg(tmp_path, integrator="etdrk4", t_end=0.6), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
     dts = [float(r["dt"]) for r in rows]
     assert len(set(dts)) < len(dts) / 2  # the coefficients were rebuilt far less often than every step
@@ -76,17 +80,19 @@ def test_band_rule_keeps_dt_while_the_cfl_number_stays_in_the_band(tmp_path, mes
             assert float(nxt["dt"]) * cfl / float(r["dt"]) == pytest.approx(CFL, rel=1e-12)
 
 
-def test_step_program_has_no_host_callbacks(meshes):
+def _control(parts):
+    """The run's controller resolved for its integrator, as :func:`solvers.simulate` resolves it."""
+    return parts.controller.resolve(parts.integrator, parts.integrator.stable_dt())
+
+
+def test_step_program_has_no_host_callbacks(tmp_path, meshes):
     """The compiled step program (a diagnostics row, the steps, dt choice, blow-up checks) never calls back into
     Python."""
-    from solvers._record import Recorder
-
     cfg = _cfg("/tmp/unused", integrator="lsrk4")
     res = validate(cfg)
-    grid, eq, integ, controller = build(cfg, res, meshes["slab"])
-    record = Recorder(eq, None, None, True, True)
-    stepper = Stepper(integ, control_for(integ, controller, integ.stable_dt(), False), row=record.row)
-    lowered = stepper.lower()
+    parts = build(cfg, res, meshes["slab"])
+    loop = Loop(parts.integrator, _control(parts), [DiagnosticsCSV(tmp_path, every=1)], None, True, False)
+    lowered = loop.lower()
     texts = (lowered.as_text(), lowered.compile().as_text())
     assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
     assert " conditional(" in texts[1]  # the rows, computed in the loop after their steps
@@ -115,15 +121,15 @@ def test_cfl_rate_costs_no_transform(meshes, equation, mesh, rides):
                params={"nu": 0.01}, ic="taylor-green")
     res = validate(cfg)
     one = xfft.make_mesh((1,), devices=jax.devices()[:1])
-    grid, eq, integ, controller = build(cfg, res, one if mesh == "single" else meshes[mesh])
-    assert eq.fuses_rate()
-    assert grid.carries_max() == (mesh != "single")
-    cfl = control_for(integ, controller, integ.stable_dt(), False)
-    texts = {}
+    parts = build(cfg, res, one if mesh == "single" else meshes[mesh])
+    grid, eq, integ = parts.grid, parts.equation, parts.integrator
     with jax.set_mesh(grid.mesh):
-        for name, control in (("cfl", cfl), ("fixed", dataclasses.replace(cfl, dt=1e-3))):
-            seg = jax.jit(Stepper(integ, control).segment)
-            texts[name] = seg.lower(eq.abstract_state(), 0.0, 0.0, (), 10, math.inf, math.inf, 0.0).compile().as_text()
+        assert integ.fuses_rate(eq.abstract_state(), 0.0)
+    assert grid.carries_max() == (mesh != "single")
+    cfl = _control(parts)
+    texts = {}
+    for name, control in (("cfl", cfl), ("fixed", dataclasses.replace(cfl, dt=1e-3))):
+        texts[name] = Loop(integ, control, [], None, False, False).lower().compile().as_text()
 
     def count(op, text):
         return len(re.findall(rf" {op}(?:-start)?\(", text))
@@ -154,10 +160,10 @@ def test_rows_take_their_cfl_number_from_the_next_steps_rate(tmp_path, meshes):
     has the state's rate already, and the segment's last row gets it after the loop. In 2D (whose other
     diagnostics are spectral) the row's branch holds no FFT and no all-to-all; the program holds one rate
     computation more than the program without rows, outside the loop (its nonlinear term's inverse transform)."""
-    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
-    assert run.stepper.control.dt is None and run.stepper.cfl_position == run.record.names.index("cfl")
-    text = run.stepper.lower().compile().as_text()
-    plain = Stepper(run.integ, run.stepper.control).lower().compile().as_text()
+    cfg, grid, eq, loop, plain_loop = _run_of(tmp_path, meshes)
+    assert loop.control.dt is None and loop.core.cfl_position == loop.row.columns.index("cfl")
+    text = loop.lower().compile().as_text()
+    plain = plain_loop.lower().compile().as_text()
 
     def count(op, block):
         return len(re.findall(rf" {op}(?:-start)?\(", block))
@@ -174,13 +180,23 @@ def test_rows_take_their_cfl_number_from_the_next_steps_rate(tmp_path, meshes):
         assert count(op, text) == count(op, plain) + count(op, bodies[with_fft[0]]), op
 
 
-def _run_of(tmp_path, meshes, **kw):
-    from solvers import _run
-
+def _run_of(tmp_path, meshes, synced=False, **kw):
+    """The main job's 2D run: its configuration, grid and equation, the loop of its step programs with the rows of
+    its diagnostics CSV (every ``diag_every`` steps, with the spectrum), and the same loop without rows. ``synced``:
+    the programs of a machine where a branch costs a host round trip (a GPU)."""
     cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=32, ic="taylor-green", params={"nu": 0.01}, **kw)
     res = validate(cfg)
-    grid, eq, integ, controller = build(cfg, res, meshes["slab"])
-    return _run, cfg, grid, eq, _run._setup(cfg, res, grid, eq, integ, controller, [])
+    parts = build(cfg, res, meshes["slab"])
+    control = _control(parts)
+    rows = DiagnosticsCSV(tmp_path, every=cfg.diag_every)
+    loop = Loop(parts.integrator, control, [rows], None, True, synced)
+    plain = Loop(parts.integrator, control, [], None, False, synced)
+    return cfg, parts.grid, parts.equation, loop, plain
+
+
+def _clock(step=0, t=0.0):
+    """The host's clock at ``step`` and time ``t`` (no dt yet, no samples)."""
+    return Clock(step, t, 0.0, 0.0, math.nan)
 
 
 def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
@@ -188,25 +204,24 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
     the program without rows (to the last bit), and each row's values are those of the row computed alone from
     the state of its step, at the device's time and the step's dt (rows every 2 steps from step 3: after the
     segment's steps 1 and 3; with ``last``, also after its 4th)."""
-    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
-    st = run.stepper
+    cfg, grid, eq, loop, st = _run_of(tmp_path, meshes, diag_every=2)
     with jax.set_mesh(grid.mesh):
         state = eq.initial_state("taylor-green")
         copies = [jax.tree.map(jnp.copy, state) for _ in range(3)]
-        plain = st.run_segment(copies[0], 0.0, 0.0, 4, math.inf, math.inf)
-        rows = st.run_segment(copies[1], 0.0, 0.0, 4, math.inf, math.inf, rows=(3, 2, True))
+        plain_state, plain = st.run_segment(copies[0], _clock(), 0.0, 4, math.inf)
+        rows_state, rows = loop.run_segment(copies[1], _clock(step=3), 0.0, 4, math.inf, last=True)
         alone, s, t = [], copies[2], 0.0
-        row = jax.jit(run.record.row)
+        row = jax.jit(loop.row)
         for dt in plain.dts:  # the same steps one at a time, each row computed on its own
-            s = st.run_segment(s, t, 0.0, 1, math.inf, math.inf).state
+            s = st.run_segment(s, _clock(t=t), 0.0, 1, math.inf)[0]
             t = np.float64(np.float64(t) + dt)
             alone.append(np.asarray(row(s, jnp.asarray(t, s.real.dtype), jnp.asarray(dt, s.real.dtype))))
         assert plain.rows == [] and rows.steps == plain.steps == 4
         assert rows.dts == plain.dts and rows.energy == plain.energy
-        np.testing.assert_array_equal(np.asarray(rows.state), np.asarray(plain.state))
+        np.testing.assert_array_equal(np.asarray(rows_state), np.asarray(plain_state))
     assert [i for i, _ in rows.rows] == [1, 3, 4]
-    names = run.record.names
-    cfl = names.index(eq.cfl_diagnostic)
+    names = loop.row.columns
+    cfl = names.index("cfl")
     for i, values in rows.rows:
         np.testing.assert_allclose(values, alone[i - 1], rtol=1e-12, atol=1e-300)
         # the CFL number, from the next step's first-stage rate (rows 1, 3) or after the loop (row 4): the same
@@ -214,24 +229,24 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
         assert values[cfl] == alone[i - 1][cfl] > 0
     assert rows.rows[0][1].shape == (len(names) + grid.num_shells,)
     with pytest.raises(ValueError, match="overflows its row buffer"):
-        st.run_segment(rows.state, 0.0, 0.0, st.row_limit(2) + 1, math.inf, math.inf, rows=(0, 2, False))
+        loop.run_segment(rows_state, _clock(), 0.0, ROWS_PER_SEGMENT * 2 + 1, math.inf)
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "etdrk4"])
-def test_gpu_step_program_branches_nowhere(tmp_path, meshes, monkeypatch, integrator):
+def test_gpu_step_program_branches_nowhere(tmp_path, meshes, integrator):
     """Where a branch costs a round trip to the host (GPUs: ``host_control_flow``), the step program selects
     instead: the stage loop runs every stage (a static trip count) and takes the maximum in each, a scheme's rest
     of the step is taken and kept where ``go``, and the loop turns once per row (an inner loop over the steps up
     to it, the row computed after it); the one ``conditional`` left is the last row's CFL rate, once per segment
     after the loop. Its steps, rows and states are those of the program with branches, also in a
-    segment that stops before a step it would not take (``NEAR_STOP``: the state of its last step kept)."""
-    from solvers._stepper import NEAR_STOP
-    from solvers.integrators import _base
+    segment that stops before a step it would not take (``NEAR_STOP``: the state of its last step kept). The GPU's
+    programs are built on these CPU devices with ``synced=True`` (what ``host_control_flow`` says on a GPU)."""
+    from solvers.stepping.controllers import NEAR_STOP
 
     def program(synced):
-        monkeypatch.setattr(_base, "host_control_flow", lambda eq: synced)
-        _run, cfg, grid, eq, run = _run_of(tmp_path / str(synced), meshes, integrator=integrator)
-        return grid, eq, run.stepper, Stepper(run.integ, run.stepper.control)
+        cfg, grid, eq, loop, plain = _run_of(tmp_path / str(synced), meshes, synced=synced, integrator=integrator,
+                                             diag_every=2)
+        return grid, eq, loop, plain
 
     def conditionals(st):
         return st.lower().compile().as_text().count(" conditional(")
@@ -245,9 +260,10 @@ def test_gpu_step_program_branches_nowhere(tmp_path, meshes, monkeypatch, integr
             assert conditionals(st) == 3 and conditionals(plain) == 1
         with jax.set_mesh(grid.mesh):
             state = eq.initial_state("taylor-green")
-            dt0 = st.run_segment(jax.tree.map(jnp.copy, state), 0.0, 0.0, 1, math.inf, math.inf).dt_next
-            seg = st.run_segment(jax.tree.map(jnp.copy, state), 0.0, dt0, 6, math.inf, math.inf, rows=(0, 2, True))
-            stop = st.run_segment(state, 0.0, dt0, 6, 2.2 * dt0, math.inf)  # one step, then NEAR_STOP
+            dt0 = plain.run_segment(jax.tree.map(jnp.copy, state), _clock(), 0.0, 1, math.inf)[1].dt_next
+            seg_state, seg = st.run_segment(jax.tree.map(jnp.copy, state), _clock(), dt0, 6, math.inf, last=True)
+            stop_state, stop = plain.run_segment(state, _clock(), dt0, 6, 2.2 * dt0)  # one step, then NEAR_STOP
+        seg.state, stop.state = seg_state, stop_state
         results[synced] = seg, stop
     (seg, stop), (seg_g, stop_g) = results[False], results[True]
     assert seg_g.steps == seg.steps == 6 and stop_g.status == stop.status == NEAR_STOP and stop_g.steps == 1
@@ -261,45 +277,54 @@ def test_gpu_step_program_branches_nowhere(tmp_path, meshes, monkeypatch, integr
 
 def test_one_dispatch_and_one_transfer_per_segment_of_rows(tmp_path, meshes, monkeypatch):
     """Rows are no reason to end a segment: with rows every 3 steps and no checkpoint, the main job's loop runs
-    ``ROWS_PER_SEGMENT`` rows per program and reads back one array per program; the CSV has every row."""
-    from solvers._stepper import ROWS_PER_SEGMENT
-
+    ``ROWS_PER_SEGMENT`` rows per program and reads back one array per program; the CSV has every row. (Counted
+    from the outputs' ``start``, after the row of the initial state, which has a program of its own.)"""
     steps = 3 * ROWS_PER_SEGMENT + 6
-    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes, diag_every=3, max_steps=steps, t_end=10.0)
+    cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=32, ic="taylor-green", params={"nu": 0.01}, diag_every=3,
+               max_steps=steps, t_end=10.0)
     calls = {"program": 0, "get": 0}
-    program, get = run.stepper._program, jax.device_get
+    loops = []
+    init, get = Loop.__init__, jax.device_get
 
-    def counted_program(*a):
-        calls["program"] += 1
-        return program(*a)
+    def made(self, *a, **kw):
+        init(self, *a, **kw)
+        loops.append(self)
 
     def counted_get(x):
         calls["get"] += 1
         return get(x)
 
-    with jax.set_mesh(grid.mesh):
-        state, clock = _run._start(run)
-        monkeypatch.setattr(run.stepper, "_program", counted_program)
-        monkeypatch.setattr(jax, "device_get", counted_get)
-        state, clock = _run._loop(run, state, clock)
-    assert clock.step == steps and clock.final is not None
+    class Count(Output):
+        def start(self, run, event):  # the loop is about to take its first step
+            (loop,) = loops
+            program = loop._program
+
+            def counted_program(*a):
+                calls["program"] += 1
+                return program(*a)
+
+            monkeypatch.setattr(loop, "_program", counted_program)
+            monkeypatch.setattr(jax, "device_get", counted_get)
+
+    monkeypatch.setattr(Loop, "__init__", made)
+    summary = run(cfg, mesh=meshes["slab"], outputs=[Count()])
+    monkeypatch.undo()
+    assert summary["steps"] == steps and summary["final"] is not None
     assert calls["get"] == calls["program"] == 2
     rows = read_csv(tmp_path / "diagnostics.csv")
     assert [int(r["step"]) for r in rows] == list(range(0, steps + 1, 3))
-    assert clock.final["energy"] == float(rows[-1]["energy"])
+    assert summary["final"]["energy"] == float(rows[-1]["energy"])
 
 
 def test_a_diagnostic_that_is_not_a_scalar_is_refused(tmp_path, meshes, monkeypatch):
-    from solvers._record import Recorder
-
-    _run, cfg, grid, eq, run = _run_of(tmp_path, meshes)
+    cfg, grid, eq, loop, plain = _run_of(tmp_path, meshes)
     monkeypatch.setattr(eq, "diagnostics", lambda s, t, dt: {"energy": eq.energy(s), "modes": jnp.abs(s)})
     with pytest.raises(ValueError, match="'modes' must be a scalar"):
-        Recorder(eq, None, None, True, True)
+        RowFunction(eq, spectrum=True)
     # the memory check of a grid too big to skip it compiles the run's rows: the same error, not a probe's
     monkeypatch.setattr(type(eq), "diagnostics", lambda self, s, t, dt: {"modes": jnp.abs(s)})
     with pytest.raises(ValueError, match="'modes' must be a scalar"):
-        _run._check_memory(cfg, validate(cfg), grid.mesh, always=True)
+        check_memory(cfg, validate(cfg), grid.mesh, grid.shape, always=True)
 
 
 def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch):
@@ -315,8 +340,7 @@ def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch)
         cache.write_text(json.dumps({key: {"choice": {k: best[k] for k in ("mesh", "order", "backend")},
                                            "timings": timings}}))
         out = tmp_path / f"run{len(fast)}"
-        s = simulate(_cfg(out, integrator="rk4", max_steps=2, mesh="auto", ic="taylor-green",
-                          params={"nu": 0.01}))
+        s = run(_cfg(out, integrator="rk4", max_steps=2, mesh="auto", ic="taylor-green", params={"nu": 0.01}))
         assert tuple(s["mesh"].values()) == fast
         recorded = json.loads((out / "run.json").read_text())["mesh_autotune"]
         assert recorded["choice"]["mesh"] == list(fast) and recorded["cached"] and recorded["timings"] == timings

@@ -1,5 +1,6 @@
-"""A user-defined equation (2D Kuramoto-Sivashinsky in a module outside the package) through ``simulate`` and the
-command line (``python -m solvers run mykse:KuramotoSivashinsky``): diagnostics, checkpoints, plots, resume."""
+"""A user-defined equation (2D Kuramoto-Sivashinsky in a module outside the package, with its ``RunSpec``) through
+the main job (``solvers.run``) and the command line (``python -m solvers run mykse:SPEC``): diagnostics,
+checkpoints, plots, resume, an output's stop times."""
 
 import math
 import os
@@ -11,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers import RunConfig, simulate
+import solvers
+from solvers import RunConfig, run
 from solvers.io import Checkpoints, read_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +22,7 @@ L = 32 * math.pi
 
 
 def _cfg(out, **kw):
-    base = dict(equation="mykse:KuramotoSivashinsky", n=(32, 32), box_length=L, dt=0.5, t_end=4.0,
+    base = dict(equation="mykse:SPEC", n=(32, 32), box_length=L, dt=0.5, t_end=4.0,
                 dtype="float64", diag_every=1, checkpoint_every=3, out=str(out), progress=False, plots=False,
                 params={"amplitude": 0.5})
     base.update(kw)
@@ -31,9 +33,9 @@ def test_user_equation_simulate_cli_and_resume(tmp_path, monkeypatch, meshes):
     shutil.copy(KS, tmp_path / "mykse.py")  # the user's own file, in the user's own directory
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    # simulate, the whole run, with plots
-    full = simulate(_cfg(tmp_path / "full", plots=True), mesh=meshes["slab"])
-    assert full["steps"] == 8 and full["physics"]["equation"] == "mykse:KuramotoSivashinsky"
+    # the main job, the whole run, with plots
+    full = run(_cfg(tmp_path / "full", plots=True), mesh=meshes["slab"])
+    assert full["steps"] == 8 and full["physics"]["equation"] == "mykse:SPEC"
     assert full["physics"]["integrator"] == "etdrk4" and full["physics"]["params"] == {"alpha": 1.0, "amplitude": 0.5}
     rows = read_csv(tmp_path / "full" / "diagnostics.csv")
     assert [int(r["step"]) for r in rows] == list(range(9))
@@ -43,36 +45,42 @@ def test_user_equation_simulate_cli_and_resume(tmp_path, monkeypatch, meshes):
     assert Checkpoints(tmp_path / "full" / "checkpoints").steps() == [6, 8]
     # the command line, stopped after 4 steps ...
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-m", "solvers", "run", "mykse:KuramotoSivashinsky", "--n", "32", "32",
+    r = subprocess.run([sys.executable, "-m", "solvers", "run", "mykse:SPEC", "--n", "32", "32",
                         "--box-length", str(L), "--dt", "0.5", "--t-end", "4", "--dtype", "float64", "--diag-every",
                         "1", "--checkpoint-every", "3", "--param", "amplitude=0.5", "--max-steps", "4", "--out",
                         "part", "--no-progress", "--no-plots"], cwd=tmp_path, env=env, capture_output=True,
                        text=True, timeout=240)
     assert r.returncode == 0, r.stderr
     assert "done: 4 steps" in r.stdout
-    # ... and resumed through simulate: every digit of every row equals the uninterrupted run's
-    rest = simulate(_cfg(tmp_path / "part", resume=True), mesh=meshes["slab"])
+    # ... and resumed through the main job: every digit of every row equals the uninterrupted run's
+    rest = run(_cfg(tmp_path / "part", resume=True), mesh=meshes["slab"])
     assert rest["steps"] == 8 and rest["steps_this_run"] == 4
     assert (tmp_path / "part" / "diagnostics.csv").read_bytes() == (tmp_path / "full" / "diagnostics.csv").read_bytes()
-    # the loop's outputs hook (what snapshot writers use): exact landing on requested times, every step seen
-    class Stops:
+    # an output of the run (the protocol snapshot writers use): exact landing on requested times, every step seen
+    class Stops(solvers.Output):
         def __init__(self):
             self.seen, self.closed = [], False
 
         def stop_time(self, t):
             return next((s for s in (1.2, 2.9) if s > t), None)
 
-        def after_step(self, state, step, t, last):
-            self.seen.append((step, t, last, float(np.abs(np.asarray(state)).max())))
+        def next_step(self, step):  # every step's state
+            return step + 1
+
+        def start(self, run, event):
+            self.on_event(event)
+
+        def on_event(self, event):
+            self.seen.append((event.step, event.t, event.last, float(np.abs(np.asarray(event.state)).max())))
 
         def close(self):
             self.closed = True
 
     hook = Stops()
-    s = simulate(_cfg(tmp_path / "hook"), mesh=meshes["slab"], outputs=[hook])
+    s = run(_cfg(tmp_path / "hook"), mesh=meshes["slab"], outputs=[hook])
     times = [t for _, t, _, _ in hook.seen]
     assert times == [0.0, 0.5, 1.0, 1.2, 1.7, 2.2, 2.7, 2.9, 3.4, 3.9, 4.0] and s["t"] == 4.0
     assert [st for st, *_ in hook.seen] == list(range(11)) and [la for _, _, la, _ in hook.seen][-2:] == [False, True]
     assert hook.closed and all(np.isfinite(m) for *_, m in hook.seen)
     with pytest.raises(ValueError, match="alpha: checkpoint 1.0 vs now 2.0"):
-        simulate(_cfg(tmp_path / "part", resume=True, params={"amplitude": 0.5, "alpha": 2.0}), mesh=meshes["slab"])
+        run(_cfg(tmp_path / "part", resume=True, params={"amplitude": 0.5, "alpha": 2.0}), mesh=meshes["slab"])
