@@ -4,8 +4,8 @@
   ``list`` prints "--dt DT (required ...)" for those and "--cfl C (adaptive ...) or --dt DT" for the others,
   computed from the same fact (``cli.listing._needs_dt``). Issue 19: ``list`` used to say that Cahn-Hilliard and
   Gross-Pitaevskii need ``--dt``, but both have a rate and run without it.
-* Energy plot: the curve is labelled with the equation's ``energy_label`` (its ``RunSpec``'s ``plot``) (Schroedinger-Poisson's ``energy``
-  column is the total energy, which the plot used to call "kinetic energy E").
+* Energy plot: the curve is labelled with the ``energy_label`` of the equation's ``RunSpec.plot``
+  (Schroedinger-Poisson's ``energy`` column is the total energy, which the plot used to call "kinetic energy E").
 """
 
 import shutil
