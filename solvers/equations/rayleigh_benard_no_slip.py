@@ -50,13 +50,7 @@ class RayleighBenardNoSlip(RayleighBenard):
                 raise ValueError(f"{self.label()}: the field function must return {d + 1} fields, got {len(fields)}")
             c = g.dealias(g.forward(jnp.stack(fields)))
             u = jnp.concatenate([c[d - 1:d], c[: d - 1]])  # array-axis order: (w, u_x[, u_y])
-            m = kmm.mean_mask()
-            phi = (kmm.dy(u[0], 2) - kmm.kappa2() * u[0]) * (1 - m) + u[1] * m
-            out = [phi]
-            if d == 3:
-                k1, k2 = kmm.kh()
-                out.append((1j * k1 * u[2] - 1j * k2 * u[1]) * (1 - m) + u[2] * m)
-            return jnp.stack(out + [c[d]])
+            return jnp.concatenate([kmm.from_velocity(u), c[d:]])
         if not jax.sharding.get_abstract_mesh().empty:
             return jax.jit(build)(*g.coordinates())  # one program, not ~100 eager ones
         with jax.set_mesh(g.mesh):
@@ -66,21 +60,11 @@ class RayleighBenardNoSlip(RayleighBenard):
     def implicit_factor(self, h: jax.Array) -> dict:
         """The velocity's tau factors (viscosity ``Pr``) and the temperature's Helmholtz factor (diffusivity 1)
         for ``h``, once per step size."""
-        hs = jnp.asarray(h / self.kmm.scale, self.grid.dtype)
-        n = self.grid.shape[0]
-
-        def theta(hs):
-            k2 = self.kmm.kappa2(local=True) * self.kmm.scale
-            return _tau.helmholtz_factor(n, k2[0] + 1 / hs, dtype=self.grid.dtype)
-        return {"velocity": self.kmm.factor(h, self.Pr), "theta": self.grid.local_map(theta, scalars=(hs,)), "hs": hs}
+        return {"velocity": self.kmm.factor(h, self.Pr), "theta": self.kmm.scalar_factor(h, 1.0)}
 
     def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
         vel = self.kmm.solve_factored(rhs[: self.nv], factor["velocity"])
-
-        def theta(r, f, hs):
-            return _tau.helmholtz_solve(f, -r[0] / hs)[None]
-        return jnp.concatenate([vel, self.grid.local_map(theta, rhs[self.nv:], factor["theta"],
-                                                         scalars=(factor["hs"],))])
+        return jnp.concatenate([vel, self.kmm.scalar_solve(rhs[self.nv:], factor["theta"])])
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         g, kmm, d = self.grid, self.kmm, self.dim
@@ -92,9 +76,7 @@ class RayleighBenardNoSlip(RayleighBenard):
         H = kmm.lamb(up, wp if d == 3 else wp[0])
         H = H.at[0].add(self.Ra * self.Pr * th)
         c = g.from_physical(jnp.concatenate([H, up * th, up[:1]]))
-        flux = c[d:2 * d]
-        kh = kmm.kh()
-        adv = kmm.dy(flux[0]) + sum(1j * k * flux[i + 1] for i, k in enumerate(kh))
+        adv = kmm.divergence(c[d:2 * d])
         return jnp.concatenate([kmm.tendency(c[:d]), (c[2 * d] - adv)[None]])
 
     # ----- diagnostics ---------------------------------------------------------------------------------

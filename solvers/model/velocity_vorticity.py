@@ -181,6 +181,42 @@ class WallVelocity:
         unit = factor.get("unit", jnp.zeros(()))
         return self.grid.local_map(local, rhs, factor["clamped"], scalars=(factor["hs"], factor["mean"], unit))
 
+    # ----- scalars between the walls ------------------------------------------------------------------------
+    def scalar_factor(self, h: jax.Array, diffusivity: jax.Array | float) -> dict:
+        """What :meth:`scalar_solve` needs for ``(I - h kappa lap) y = rhs`` with ``y = 0`` at both walls (a
+        temperature or concentration held fixed there): per horizontal wavenumber, the Helmholtz factor of the
+        Chebyshev tau solve, on each device's block. Computed once per step size (an IMEX scheme's coefficients)."""
+        hs = jnp.asarray(h * diffusivity / self.scale, self.grid.dtype)
+        n = self.grid.shape[0]
+
+        def local(hs):
+            k2 = self.kappa2(local=True) * self.scale
+            return _tau.helmholtz_factor(n, k2[0] + 1 / hs, dtype=self.grid.dtype)  # tau tables: trailing shape
+        return {"factor": self.grid.local_map(local, scalars=(hs,)), "hs": hs}
+
+    def scalar_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
+        """``y`` with ``(I - h kappa lap) y = rhs`` and ``y = 0`` at the walls (``factor`` from :meth:`scalar_factor`),
+        for the scalar fields stacked along ``rhs``'s leading axis (spectral, the state's sharding)."""
+        def local(r, f, hs):
+            return jnp.stack([_tau.helmholtz_solve(f, -r[i] / hs) for i in range(r.shape[0])])
+        return self.grid.local_map(local, rhs, factor["factor"], scalars=(factor["hs"],))
+
+    def divergence(self, f: jax.Array) -> jax.Array:
+        """Spectral ``div f`` of a vector field in array-axis coordinates (component 0 wall-normal): the advection
+        ``div (u c)`` of a scalar from the spectrum of its flux ``u c``."""
+        return self.dy(f[0]) + sum(1j * k * f[i + 1] for i, k in enumerate(self.kh()))
+
+    def from_velocity(self, u: jax.Array) -> jax.Array:
+        """The state ``(phi[, g])`` of spectral velocity components ``u`` (array-axis order, wall-normal first) that
+        satisfy the no-slip conditions: ``phi = lap v`` and ``g = (curl u)_0`` off the mean, the mean horizontal
+        velocities on it."""
+        m = self.mean_mask()
+        out = [(self.dy(u[0], 2) - self.kappa2() * u[0]) * (1 - m) + u[1] * m]
+        if self.dim == 3:
+            k1, k2 = self.kh()
+            out.append((1j * k1 * u[2] - 1j * k2 * u[1]) * (1 - m) + u[2] * m)
+        return jnp.stack(out)
+
     # ----- physical-space helpers ------------------------------------------------------------------------
     def max_rate(self, u_phys: jax.Array) -> jax.Array:
         """``max sum_i |u_i| / dx_i`` with the local spacing of the Chebyshev points (physical velocity)."""

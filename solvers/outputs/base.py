@@ -124,3 +124,23 @@ class Output:
 
     def close(self) -> None:
         """Called once when the run ends, also after a failure: release files."""
+
+
+def writable_directory(directory, owner: str):
+    """``directory`` as a Path, created and checked writable.
+
+    Raises:
+      ValueError: it cannot be created or written (naming ``owner``'s ``directory`` argument).
+    """
+    import os
+    from pathlib import Path
+
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"{owner}: directory {str(path)!r} cannot be written: {e.strerror or e}") from None
+    return path

@@ -10,7 +10,7 @@ from typing import Any
 import jax
 import orbax.checkpoint as ocp
 
-from .base import Event, Output, RunInfo
+from .base import Event, Output, RunInfo, writable_directory
 
 __all__ = ["Checkpoint", "Checkpoints"]
 
@@ -76,7 +76,7 @@ class Checkpoint(Output):
       last: the step of the last checkpoint written (None: none yet).
 
     Raises:
-      ValueError: ``every`` or ``keep`` out of range.
+      ValueError: ``every`` or ``keep`` out of range, a ``directory`` that cannot be written.
     """
 
     def __init__(self, directory: str | os.PathLike, every: int = 0, keep: int = 2, meta: dict | None = None):
@@ -84,7 +84,7 @@ class Checkpoint(Output):
             raise ValueError(f"Checkpoint: every must be an integer >= 0, got {every!r}")
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"Checkpoint: keep must be an integer >= 1, got {keep!r}")
-        self.store = Checkpoints(directory, keep=keep)
+        self.store = Checkpoints(writable_directory(directory, "Checkpoint"), keep=keep)
         self.every, self.meta = every, dict(meta or {})
         self.last: int | None = None
         self._natural = None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Event, Output, Row, RunInfo
+from .base import Event, Output, Row, RunInfo, writable_directory
 
 __all__ = ["CsvLog", "DiagnosticsCSV", "read_csv", "write_json"]
 
@@ -75,7 +75,7 @@ class DiagnosticsCSV(Output):
       spectra: also write the spectra.
 
     Raises:
-      ValueError: ``every`` not a positive integer. OSError: ``directory`` cannot be created.
+      ValueError: ``every`` not a positive integer, or a ``directory`` that cannot be written.
     """
 
     wants_spectrum = True
@@ -83,8 +83,7 @@ class DiagnosticsCSV(Output):
     def __init__(self, directory: str | os.PathLike, every: int = 10, spectra: bool = True):
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise ValueError(f"DiagnosticsCSV: every must be an integer >= 1, got {every!r}")
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory = writable_directory(directory, "DiagnosticsCSV")
         self.row_every = every
         self.wants_spectrum = bool(spectra)
         self.logs: tuple[CsvLog, CsvLog] | None = None

@@ -11,7 +11,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from .base import Event, Output, Row, RunInfo
+from .base import Event, Output, Row, RunInfo, writable_directory
 from .csv import read_csv
 
 __all__ = ["PlotSpec", "Plots", "plane", "plane_layout", "plot_history", "plot_slice", "plot_spectrum", "write_plots"]
@@ -231,8 +231,7 @@ class Plots(Output):
     def __init__(self, directory: str | os.PathLike, spec: PlotSpec | None = None, title: str = "", every: int = 10):
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise ValueError(f"Plots: every must be an integer >= 1, got {every!r}")
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory = writable_directory(directory, "Plots")
         self.spec = spec or PlotSpec()
         self.title, self.row_every = title, every
         self.history: list[dict] = []

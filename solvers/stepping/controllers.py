@@ -132,9 +132,9 @@ class Control:
         """
         real = remaining.dtype
         forced = dt_force > 0
-        if self.dt is not None:
+        if self.dt is not None:  # go is a Python True: a stage loop then has a static trip count (differentiable)
             dt = jnp.where(forced, dt_force, jnp.asarray(self.dt, real))
-            return dt, jnp.array(True), (jnp.int32(RAN), dt, jnp.zeros((), real))
+            return dt, True, (jnp.int32(RAN), dt, jnp.zeros((), real))
         cand = jnp.where(rate > 0, self.cfl / jnp.where(rate > 0, rate, 1), jnp.inf).astype(real)
         cand = jnp.minimum(cand, jnp.asarray(self.dt_cap, real))
         if self.band is not None:

@@ -145,6 +145,7 @@ def step(core: Core, c: Carry, coeffs, w: Window, t0) -> Carry:
     state, dt, go, (reason, dt_next, rate) = integ.controlled_step(
         c.state, c.t, coeffs, lambda r: control.choose(r, w.dt_band, w.remaining - c.elapsed, w.dt_force),
         rate=want_rate, synced=core.synced)
+    go = jnp.asarray(go)
     rows = _fill(core, c.rows, c.nrows, c.pending, c.dt_row, rate)  # the previous row's state started this step
     y = dt - c.comp  # Kahan: the elapsed time keeps its rounding error, not one per step
     s_new = c.elapsed + y

@@ -1,0 +1,135 @@
+"""One stepping core: ``simulate`` with a fixed step, ``rollout`` and ``Integrator.advance`` take the same steps to
+the bit; the controllers' rules and errors; ``rollout``'s parameters get the constructor's checks."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import solvers
+from solvers import (
+    CFL,
+    INTEGRATORS,
+    Channel,
+    Equation,
+    FixedStep,
+    NavierStokes,
+    Param,
+    SpectralGrid,
+    rollout,
+    simulate,
+    wall_grid,
+)
+from solvers.stepping import Carry, steps_before
+
+DT = 1 / 128  # a power of two: the host's float64 clock sums whole steps exactly, so no step is shortened
+
+
+@pytest.fixture(scope="module")
+def tg(meshes):
+    eq = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64, order="transposed"), nu=0.01)
+    return eq, eq.initial_state("taylor-green")
+
+
+@pytest.mark.parametrize("name", ["rk4", "etdrk4", "imex"])
+def test_simulate_rollout_advance_take_the_same_steps(tg, name):
+    eq, u0 = tg
+    n = 6
+    a = simulate(eq, name, t_end=n * DT, y0=u0, controller=FixedStep(DT)).state
+    b = rollout(eq, name, dt=DT, steps=n)(u0)
+    c = INTEGRATORS[name](eq).advance(u0, 0.0, DT, n)
+    assert jnp.array_equal(a, b) and jnp.array_equal(b, c)
+    assert float(jnp.max(jnp.abs(a - u0))) > 1e-4  # the steps did something
+
+
+def test_channel_steps_are_the_same_three_ways(meshes):
+    eq = Channel(wall_grid((17, 8), meshes["slab"], dtype=jnp.float64), Re=2000.0)
+    s0 = eq.initial_state("tollmien-schlichting", amplitude=1e-3)
+    a = simulate(eq, t_end=5 * DT, y0=s0, controller=FixedStep(DT)).state  # imex: the equation solves implicitly
+    b = rollout(eq, dt=DT, steps=5)(s0)
+    c = INTEGRATORS["imex"](eq).advance(s0, 0.0, DT, 5)
+    assert jnp.array_equal(a, b) and jnp.array_equal(b, c)
+
+
+def test_the_loop_carry_has_named_fields():
+    assert Carry._fields[:5] == ("state", "t", "elapsed", "comp", "steps")
+    assert {"dts", "rows", "nrows", "samples"} <= set(Carry._fields)
+
+
+def test_landing_rule_counts_whole_steps():
+    assert steps_before(0.0, 1.0, 0.25, 100) == 3  # the fourth step lands on 1.0
+    assert steps_before(0.0, 1.0, 0.3, 100) == 3  # 0.9, then a shortened step of 0.1
+    assert steps_before(0.0, 1.0, 0.3, 2) == 2  # the limit
+
+
+def test_simulate_lands_on_t_end_and_reports(tg):
+    eq, u0 = tg
+    sol = simulate(eq, "rk4", t_end=0.05, y0=u0, controller=FixedStep(0.02))
+    assert sol.t == 0.05 and sol.step == 3 and sol.steps_taken == 3
+    assert abs(sol.dt - 0.01) < 1e-15  # the last step was shortened to land
+    assert u0.is_deleted() is False  # y0 is not donated unless asked
+
+
+def test_cfl_controller_chooses_dt_from_the_rate(tg):
+    eq, u0 = tg
+    rows = []
+    sol = simulate(eq, "rk4", t_end=1.0, y0=u0, controller=CFL(cfl=0.3, dt_max=1.0),
+                   outputs=[solvers.Callback(rows.append, every=1)])
+    # a row's cfl is its step's dt times the rate of the state after it: the next step's dt is 0.3 / that rate
+    full = rows[1:-1]
+    assert len(full) >= 3
+    for a, b in zip(full, full[1:]):
+        assert b.dt == pytest.approx(0.3 * a.dt / a.values["cfl"], rel=1e-12)
+    assert sol.t == 1.0 and rows[-1].t == 1.0
+
+
+class _NoRate(Equation):
+    """du/dt = -u: no advective rate."""
+
+    parameters = (Param("a", 1.0, low=0),)
+    initial_conditions = {"one": lambda eq: jnp.ones(eq.grid.spectral_shape, eq.grid.cdtype)}
+
+    def linear(self):
+        return -self.a * jnp.ones((), self.grid.dtype)
+
+    def nonlinear(self, s, t):
+        return 0 * s
+
+
+def test_bad_input_names_the_argument(tg, meshes):
+    eq, u0 = tg
+    flat = _NoRate(SpectralGrid(8, meshes["slab"], ndim=2, dtype=jnp.float64))
+    with pytest.raises(ValueError, match="controller"):
+        simulate(flat, "rk4", t_end=1.0)  # no CFL rate: a fixed step is needed
+    with pytest.raises(ValueError, match="controller"):
+        simulate(flat, "rk4", t_end=1.0, controller=CFL())
+    with pytest.raises(TypeError, match="controller"):
+        simulate(eq, "rk4", t_end=1.0, controller=0.1)
+    with pytest.raises(TypeError, match="outputs"):
+        simulate(eq, "rk4", t_end=1.0, controller=FixedStep(0.1), outputs=[print])
+    with pytest.raises(ValueError, match="t_end"):
+        simulate(eq, "rk4", t_end=0.0, controller=FixedStep(0.1))
+    with pytest.raises(TypeError, match="equation"):
+        simulate(solvers.RunConfig(), t_end=1.0)
+    with pytest.raises(ValueError, match="integrator"):
+        simulate(eq, "rk5", t_end=1.0)
+    with pytest.raises(TypeError, match="diagonal"):
+        simulate(Channel(wall_grid((9, 8), meshes["slab"], dtype=jnp.float64)), "rk4", t_end=1.0)
+    with pytest.raises(ValueError, match="dt"):
+        FixedStep(-1.0)
+    with pytest.raises(ValueError, match="band"):
+        CFL(band=(1.2, 0.8))
+
+
+def test_rollout_params_get_the_constructors_checks(tg, meshes):
+    eq, u0 = tg
+    run = rollout(eq, "rk4", dt=DT, steps=2)
+    with pytest.raises(ValueError, match="nu"):
+        run(u0, params={"nu": -1.0})
+    channel = Channel(wall_grid((9, 8), meshes["slab"], dtype=jnp.float64))
+    with pytest.raises(ValueError, match="Re"):
+        rollout(channel, dt=DT, steps=1)(channel.initial_state("laminar"), params={"Re": 0.0})
+    # a traced value cannot be checked: it is taken (gradients pass through)
+    with jax.set_mesh(meshes["slab"]):
+        grad = jax.grad(lambda nu: jnp.sum(jnp.abs(run(u0, params={"nu": nu})) ** 2))(0.02)
+    assert np.isfinite(float(grad))
