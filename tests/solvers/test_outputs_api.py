@@ -67,7 +67,8 @@ def test_a_users_output_gets_rows_states_stops_and_samples(tg):
     assert out.rows[-1].t == n * DT
     total, count = out.sums
     assert count == 7  # steps 2, 4, ..., 14
-    assert 0 < float(total) < 6 * float(energy(u0))
+    e = [float(energy(states[k - 1])) for k in (2, 4, 6)]  # decaying: the later ones are smaller still
+    assert sum(e) + 4 * e[-1] > float(total) > sum(e)
 
 
 def test_callback_on_states_and_the_built_in_files(tg, tmp_path):
