@@ -1,6 +1,6 @@
-"""The diagnostics row's sums over the devices in one all-reduce (:mod:`solvers._reductions`, issue 18): the
+"""The diagnostics row's sums over the devices in one all-reduce (:mod:`solvers.grids.reductions`, issue 18): the
 same row as the sums taken one by one, one all-reduce of one buffer where there were five or six, and the
-contract of :func:`solvers._reductions.fused`."""
+contract of :func:`solvers.grids.reductions.fused`."""
 
 import re
 
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec
 
-import solvers._record
 import xfft
 from solvers import RunConfig, SpectralGrid
-from solvers._reductions import fused, total
-from solvers._run import build, validate
+from solvers.grids.reductions import fused, total
+from solvers.job.build import build, validate
+from solvers.simulation import RowFunction
+from solvers.stepping import pack_dtype
 
 CASES = {  # equation, n, params: spectral boxes in 2D and 3D, walls (Chebyshev Gram sums), complex fields
     "navier-stokes-2d": (16, {"nu": 0.01}),
@@ -31,8 +32,21 @@ def _recorder(name, mesh, tmp_path):
     n = n if isinstance(n, tuple) else (n,)
     cfg = RunConfig(equation=name, n=n, dtype="float64", params=params, out=str(tmp_path), progress=False,
                     plots=False, max_steps=1)
-    grid, eq, _, _ = build(cfg, validate(cfg), mesh)
-    return grid, eq, solvers._record.Recorder.detached(eq)
+    parts = build(cfg, validate(cfg), mesh)
+    return parts.grid, parts.equation, RowFunction(parts.equation, spectrum=True)
+
+
+def _unfused(row, s, t, dt):
+    """The row of ``row`` (a :class:`RowFunction`) with each sum taken on its own: the equation's diagnostics, CFL
+    number and spectrum computed outside :func:`fused`, packed in the row's order."""
+    eq = row.equation
+    d = dict(eq.diagnostics(s, t, dt))
+    if row.has_rate:
+        d["cfl"] = dt * eq.max_rate(s)
+    parts = [jnp.stack([jnp.reshape(d[k], ()).astype(pack_dtype()) for k in row.columns])]
+    if row.has_spectrum:
+        parts.append(jnp.ravel(eq.spectrum(s)).astype(pack_dtype()))
+    return jnp.concatenate(parts)
 
 
 def _all_reduces(text):
@@ -42,28 +56,26 @@ def _all_reduces(text):
             for op in ("all-reduce", "all-gather") if f" {op}(" in line]
 
 
-def _rows(name, mesh, tmp_path, monkeypatch):
+def _rows(name, mesh, tmp_path):
     """The row of a perturbed initial state, fused and with each sum on its own, and their compiled texts."""
     grid, eq, rec = _recorder(name, mesh, tmp_path)
     with jax.set_mesh(grid.mesh):
         state = jax.jit(lambda: eq.initial_state(next(iter(type(eq).initial_conditions))))()
         state = jax.tree.map(lambda a: a * (1 + 0.1 * jnp.cos(jnp.arange(a.size).reshape(a.shape) % 7)), state)
-        row = jax.jit(lambda s: rec.row(s, 0.0, 0.01))
+        row = jax.jit(lambda s: rec(s, 0.0, 0.01))
         got, text = np.asarray(row(state)), row.lower(state).compile().as_text()
-        with monkeypatch.context() as m:
-            m.setattr(solvers._record, "fused", lambda fn, mesh, *a: fn(*a))
-            plain = jax.jit(lambda s: rec.row(s, 0.0, 0.01))
-            want, text0 = np.asarray(plain(state)), plain.lower(state).compile().as_text()
+        plain = jax.jit(lambda s: _unfused(rec, s, 0.0, 0.01))
+        want, text0 = np.asarray(plain(state)), plain.lower(state).compile().as_text()
     return got, want, text, text0
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_fused_row_equals_the_row_of_sums_taken_one_by_one(tmp_path, meshes, monkeypatch, name):
+def test_fused_row_equals_the_row_of_sums_taken_one_by_one(tmp_path, meshes, name):
     """Every value of the row (diagnostics and spectrum) equals the row whose sums each have their own
     all-reduce (float64, 1e-12), on the slab mesh and on an Auto pencil mesh; the fused row has fewer buffers in
     its all-reduces and all-gathers."""
     for kind, mesh in (("slab", meshes["slab"]), ("pencil-auto", xfft.make_mesh("pencil", axis_types="auto"))):
-        got, want, text, text0 = _rows(name, mesh, tmp_path, monkeypatch)
+        got, want, text, text0 = _rows(name, mesh, tmp_path)
         assert np.all(np.isfinite(want)) and np.any(want != 0), (name, kind)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * np.max(np.abs(want)), err_msg=name)
         buffers = sum(len(ops.split(",")) for ops in _all_reduces(text))
@@ -81,7 +93,7 @@ def test_navier_stokes_row_is_one_all_reduce_of_one_buffer(tmp_path, meshes, ndi
     grid, eq, rec = _recorder(name, meshes["slab"], tmp_path)
     with jax.set_mesh(grid.mesh):
         like = eq.abstract_state()
-        text = jax.jit(lambda s: rec.row(s, 0.0, 0.01, rate=jnp.float64(1.0))).lower(like).compile().as_text()
+        text = jax.jit(lambda s: rec(s, 0.0, 0.01, rate=jnp.float64(1.0))).lower(like).compile().as_text()
         plain = jax.jit(lambda s: (eq.diagnostics(s, 0.0, 0.01), eq.spectrum(s))).lower(like).compile().as_text()
     ops = _all_reduces(text)
     assert len(ops) == 1 and "," not in ops[0], ops

@@ -1,4 +1,4 @@
-"""The memory check before compute (solvers/_memory.py): the probe's per-point figure against the program compiled
+"""The memory check before compute (solvers/job/memory.py): the probe's per-point figure against the program compiled
 at full size, and the refusal's arithmetic (what is needed, what there is, the largest grid that fits)."""
 
 from __future__ import annotations
@@ -8,24 +8,29 @@ import math
 import pytest
 
 import xfft
-from solvers import _memory
-from solvers._record import Recorder
-from solvers._run import _stepper
+from solvers import CFLStep, DiagnosticsCSV
 from solvers.equations import NavierStokes, NavierStokes2D
-from solvers.integrators import INTEGRATORS, CFLStep
+from solvers.integrators import INTEGRATORS
+from solvers.job import lookup
+from solvers.job import memory as _memory
+from solvers.job.build import _RowsProbe, build, validate
+from solvers.simulation.loop import Loop
+from solvers.stepping import host_control_flow
 
 
 def _make(cls, mesh, integrator, dtype="float32"):
+    spec = lookup(cls)[0]
+
     def make(shape):
-        grid = cls.grid_for(shape, mesh, box_length=cls.default_box_length(len(shape)), dtype=dtype,
-                            dealias="2/3", backend=None, params={})
+        grid = spec.grid(shape, mesh, spec.default_box(len(shape), {}), dtype=dtype, dealias="2/3", backend=None)
         eq = cls(grid)
         return eq, INTEGRATORS[integrator](eq)
     return make
 
 
 def _cfl_stepper(eq, integ):  # the main job's CFL step program with its rows, as the run builds it
-    return _stepper(eq, integ, CFLStep(0.5), Recorder.detached(eq), math.inf)
+    control = CFLStep(0.5).resolve(integ, math.inf)
+    return Loop(integ, control, [_RowsProbe(10)], None, True, host_control_flow(eq.grid.mesh))
 
 
 @pytest.mark.parametrize("cls, integrator, shape, dtype", [
@@ -80,20 +85,24 @@ def test_estimate_holds_the_main_jobs_step_program_not_the_bare_step(tmp_path):
     underestimated it."""
     import jax
 
-    from solvers import RunConfig, _run
+    from solvers import RunConfig
 
     cfg = RunConfig(equation="navier-stokes-2d", n=512, integrator="lsrk4", dtype="float32", t_end=1.0,
                     out=str(tmp_path), progress=False, plots=False)
-    res = _run.validate(cfg)
-    (grid, eq, integ, controller), est = _run._build(cfg, res, xfft.make_mesh("slab"), always_estimate=True)
+    res = validate(cfg)
+    parts = build(cfg, res, xfft.make_mesh("slab"), estimate=True)
+    grid, eq, integ, est = parts.grid, parts.equation, parts.integrator, parts.estimate
     assert math.prod(est.probe) < grid.size
     with jax.set_mesh(grid.mesh):
-        run = _run._setup(cfg, res, grid, eq, integ, controller, [])
-        full = _memory._bytes(run.stepper.lower().compile())
+        # the main job's step program: its controller, its diagnostics CSV's rows
+        control = parts.controller.resolve(integ, integ.stable_dt())
+        loop = Loop(integ, control, [DiagnosticsCSV(tmp_path, every=cfg.diag_every)], None, True,
+                    host_control_flow(grid.mesh))
+        full = _memory._bytes(loop.lower().compile())
         coeffs = jax.eval_shape(integ.coefficients, 1e-3)
         bare = _memory._bytes(jax.jit(integ.step, donate_argnums=0).lower(eq.abstract_state(), 0.0, 1e-3,
                                                                            coeffs).compile())
-    assert run.stepper.control.dt is None and run.stepper.row is not None
+    assert loop.control.dt is None and loop.row is not None
     assert full > 1.05 * bare, (full, bare)  # what the bare step left out
     assert 1.0 <= est.per_device / full < 1.3, (est.per_device, full)
 
@@ -111,12 +120,13 @@ def test_programs_build_only_their_blocks(tmp_path, equation, n, ic, ic_most, st
     cahn-hilliard's random 132, and the gross-pitaevskii step program 236; a 1024^3 taylor-green run was refused
     for 121 GiB where its step needs 68. (The 32^3 navier-stokes step takes the batched transforms of small
     blocks since 2026-11-24: 92.8 bytes per point, against 72 with the scalar ones.)"""
-    from solvers import RunConfig, _run
+    from solvers import RunConfig
 
     cfg = RunConfig(equation=equation, n=n, ic=ic, dtype="float32", t_end=1.0, out=str(tmp_path), progress=False,
                     plots=False)
-    res = _run.validate(cfg)
-    (grid, *_), est = _run._build(cfg, res, xfft.make_mesh("slab"), always_estimate=True)
+    res = validate(cfg)
+    parts = build(cfg, res, xfft.make_mesh("slab"), estimate=True)
+    grid, est = parts.grid, parts.estimate
     assert est.probe == grid.shape
     per_point = {k: v * grid.mesh.size / grid.size for k, v in est.programs.items()}
     assert per_point["initial condition"] <= ic_most and per_point["step"] <= step_most, per_point

@@ -19,9 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from solvers import RunConfig, SpectralGrid, simulate
+from solvers import RunConfig, SpectralGrid, run
 from solvers import diagnostics as D
-from solvers._resolution import ResolutionMonitor, ResolutionWarning
+from solvers.outputs import ResolutionMonitor, ResolutionWarning
 
 
 def _two_modes(grid: SpectralGrid, m: int, a: float) -> jax.Array:
@@ -84,7 +84,7 @@ def _collapse(tmp_path, t_end: float) -> tuple[dict, list]:
                     params={"G": 1.0, "eps": 2.0}, out=str(tmp_path), progress=False, plots=False)
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
-        simulate(cfg)
+        run(cfg)
     return json.loads((tmp_path / "run.json").read_text()), [w for w in got if w.category is ResolutionWarning]
 
 

@@ -14,11 +14,12 @@ import pytest
 from numpy.polynomial import chebyshev as C
 
 import xfft
-from solvers import RunConfig, simulate
-from solvers._run import build, validate
+from solvers import RunConfig, run
 from solvers.equations.channel import Channel
-from solvers.equations.rayleigh_benard import RayleighBenard
+from solvers.equations.rayleigh_benard_no_slip import RayleighBenardNoSlip
 from solvers.io import SnapshotWriter, load_snapshot, open_snapshots, plot_history, plot_slice, write_plots
+from solvers.job import lookup
+from solvers.job.build import build, validate
 
 AMPLITUDE = 1e-2  # the convection cases' initial temperature perturbation (the equation's default)
 
@@ -26,14 +27,14 @@ AMPLITUDE = 1e-2  # the convection cases' initial temperature perturbation (the 
 def _series(tmp_path_factory, cls, shape, box, ic, mesh, ic_params=None, **params):
     """A two-snapshot float64 series of ``cls``'s initial condition ``ic`` (t = 0) and twice it (t = 0.5), written
     by the snapshot writer on ``mesh``; returns the equation, the series directory and the fields on the devices."""
-    grid = cls.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias="2/3", backend=None, params=params)
+    grid = lookup(cls)[0].grid(shape, mesh, box, dtype=jnp.float64, dealias="2/3", backend=None)  # the job's grid
     eq = cls(grid, **params)
     state = eq.initial_state(ic, **(ic_params or {}))
-    d = tmp_path_factory.mktemp(cls.name) / "snapshots"
+    d = tmp_path_factory.mktemp(cls.__name__) / "snapshots"
     w = SnapshotWriter(d, eq, every=1, dtype="float64")
     w.after_step(state, 0, 0.0)
     w.after_step(2 * state, 1, 0.5, last=True)
-    fields = {k: np.asarray(v) for k, v in jax.jit(eq.snapshot_fields)(state).items()}
+    fields = {k: np.asarray(v) for k, v in jax.jit(eq.physical_fields)(state).items()}
     return eq, d, fields
 
 
@@ -54,8 +55,7 @@ def channel_3d(tmp_path_factory, meshes):
 @pytest.fixture(scope="module")
 def no_slip_2d(tmp_path_factory, meshes):
     """No-slip convection at rest with a single-mode temperature perturbation, 17 Chebyshev points in z."""
-    return _series(tmp_path_factory, RayleighBenard, (17, 16), (1.0, 2.0), "single-mode", meshes["slab"],
-                   walls="no-slip")
+    return _series(tmp_path_factory, RayleighBenardNoSlip, (17, 16), (1.0, 2.0), "single-mode", meshes["slab"])
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def free_slip_run(tmp_path_factory):
     cfg = RunConfig(equation="rayleigh-benard", n=(8, 16), box_length=(1.0, 2.0), ic="single-mode", t_end=0.002,
                     dt=0.001, integrator="rk4", dtype="float64", out=str(out), snapshot_every=1,
                     snapshot_dtype="float64", progress=False)
-    return simulate(cfg), out
+    return run(cfg), out
 
 
 def _vtk_axes(directory, t: float) -> tuple[tuple[int, ...], list[np.ndarray]]:
@@ -253,7 +253,7 @@ def test_plot_slice_draws_on_the_true_coordinates(tmp_path):
     ("rayleigh-benard", (17, 16), "single-mode", {"walls": "no-slip"}),
 ])
 def test_the_main_job_builds_the_chebyshev_wall_runs(tmp_path, equation, n, ic, params):
-    """The driver builds the Chebyshev wall runs on 8 devices (its abstract checks trace the initial condition
+    """The main job builds the Chebyshev wall runs on 8 devices (its abstract checks trace the initial condition
     under the mesh)."""
     cfg = RunConfig(equation=equation, n=n, ic=ic, dt=1e-3, dtype="float64", out=str(tmp_path), params=params,
                     snapshot_every=1, progress=False)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from solvers import SpectralGrid
-from solvers._gated_max import GatedMax
+from solvers.grids import GatedMax
 
 N = 16
 
