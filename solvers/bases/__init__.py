@@ -10,12 +10,14 @@ derivatives and dealiasing (see :class:`Basis`). A :class:`solvers.Grid` is a te
 | :class:`Chebyshev` | Gauss-Lobatto (walls included) | ``dct1`` | any, imposed by tau in the implicit solves |
 """
 
+from . import tau as tau
 from ._base import DEALIAS as DEALIAS
 from ._base import Basis as Basis
+from ._base import along as along
 from .chebyshev import Chebyshev as Chebyshev
 from .cosine import Cosine as Cosine
 from .fourier import Fourier as Fourier
 from .fourier import RealFourier as RealFourier
 from .sine import Sine as Sine
 
-__all__ = ["DEALIAS", "Basis", "Chebyshev", "Cosine", "Fourier", "RealFourier", "Sine"]
+__all__ = ["DEALIAS", "Basis", "along", "Chebyshev", "Cosine", "Fourier", "RealFourier", "Sine", "tau"]

@@ -21,9 +21,16 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 import xfft
 
-from ..bases import DEALIAS, Basis, Chebyshev, Cosine, Fourier, RealFourier, Sine
-from ..bases._base import along
-from . import reductions as _reductions
+from ..bases import DEALIAS, Basis, Fourier, RealFourier
+from ..bases import along as along
+from ._dealias import Dealiasing
+from ._helpers import _layouts
+from ._helpers import rmul as rmul
+from ._helpers import safe_inverse as safe_inverse
+from ._helpers import times_i as times_i
+from ._local import LocalOps
+from ._natural import NaturalOrder
+from ._reduce import Reductions
 from .gated_max import GatedMax
 
 __all__ = ["DEALIAS", "Grid", "rmul", "safe_inverse", "times_i"]
@@ -31,12 +38,9 @@ __all__ = ["DEALIAS", "Grid", "rmul", "safe_inverse", "times_i"]
 _FFT_KINDS = ("fft", "rfft")
 #: spectral axis orders of a grid: natural, or the order the transforms leave (Fourier grids)
 ORDERS = ("natural", "transposed")
-#: sign of the ``order``-th derivative (by ``order % 4``): cos -> -sin -> -cos -> sin, sin -> cos -> -sin -> -cos
-_COSINE_SIGNS = (1.0, -1.0, -1.0, 1.0)
-_SINE_SIGNS = (1.0, 1.0, -1.0, -1.0)
 
 
-class Grid:
+class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
     """A tensor product of :class:`~solvers.bases.Basis` objects (one per array axis) on a device mesh.
 
     Fields in physical space are arrays of :attr:`shape` (leading batch axes allowed) on
@@ -190,47 +194,6 @@ class Grid:
         """Sharding of the coefficients (what :meth:`forward` returns) with ``batch`` leading axes."""
         return NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *self._spec.spec))
 
-    def natural_sharding(self, batch: int = 0) -> NamedSharding:
-        """Sharding of the coefficients in natural order (:meth:`to_natural`), ``batch`` leading axes."""
-        return NamedSharding(self.mesh, PartitionSpec(*((None,) * batch), *self._nat_spec.spec))
-
-    # ----- spectral axis order ---------------------------------------------------------------------------
-    def to_natural(self, c: jax.Array) -> jax.Array:
-        """Coefficients ``c`` (this grid's order, any leading batch axes) in natural order: index ``[..., i, j, k]``
-        is mode ``(i, j, k)``, sharded like :meth:`natural_sharding` (one all-to-all where the orders differ), the
-        half axis with its Nyquist coefficient (zero where the grid leaves it out: :attr:`nyquist`) as
-        ``numpy.fft.rfftn`` has it."""
-        if self.order == "natural" and self.nyquist:
-            return c
-        lead = c.ndim - self.ndim
-        axes = tuple(range(lead)) + tuple(lead + self.perm.index(d) for d in range(self.ndim))
-        c = jnp.transpose(c, axes)
-        if not self.nyquist:  # the half axis is local in the natural layout: append its zero Nyquist coefficient
-            c = self.reshard(c, self.natural_sharding(lead))
-            c = jnp.pad(c, [(0, 0)] * (c.ndim - 1) + [(0, 1)])
-        return self.reshard(c, self.natural_sharding(lead))
-
-    def from_natural(self, c: jax.Array) -> jax.Array:
-        """Inverse of :meth:`to_natural`: natural-order coefficients in this grid's order and sharding (without
-        the Nyquist coefficient where the grid leaves it out)."""
-        if self.order == "natural" and self.nyquist:
-            return c
-        lead = c.ndim - self.ndim
-        if not self.nyquist:
-            c = self.reshard(c, self.natural_sharding(lead))[..., :-1]
-        axes = tuple(range(lead)) + tuple(lead + p for p in self.perm)
-        return self.reshard(jnp.transpose(c, axes), self.spectral_sharding(lead))
-
-    def natural_like(self, like):
-        """``jax.ShapeDtypeStruct`` pytree of a state ``like`` (this grid's order) in natural order."""
-        def one(a):
-            lead = len(a.shape) - self.ndim
-            shape = tuple(a.shape[:lead]) + tuple(a.shape[lead + self.perm.index(d)] for d in range(self.ndim))
-            if not self.nyquist:
-                shape = shape[:-1] + (shape[-1] + 1,)
-            return jax.ShapeDtypeStruct(shape, a.dtype, sharding=self.natural_sharding(lead))
-        return like if self.order == "natural" and self.nyquist else jax.tree.map(one, like)
-
     def spectral_along(self, table: np.ndarray, axis: int, real: bool = True) -> jax.Array:
         """A 1D spectral table of grid ``axis``, shaped to broadcast against coefficients in this grid's order."""
         return along(table, self.perm.index(axis), self.ndim, self.dtype if real else self.cdtype)
@@ -382,238 +345,3 @@ class Grid:
         c, m = grid.forward(f, max_of=field, max_if=reduce.when if gated else None)
         c = c if grid is self else self.padded.resize(c, self)
         return self.dealias(c), m
-
-    def resize(self, c: jax.Array, other: Grid) -> jax.Array:
-        """Coefficients ``c`` of this grid as coefficients of ``other`` (same bases, other sizes): zero-padded or
-        truncated per axis, landing on ``other``'s spectral sharding."""
-        batch = c.ndim - self.ndim
-
-        def body(a):
-            for d, (b, o) in enumerate(zip(self.bases, other.bases)):
-                a = b.pad(a, o, batch + self.perm.index(d))
-            return a
-
-        return _sharded(body, other.spectral_sharding(batch), self.explicit)(c)
-
-    # ----- dealiasing ------------------------------------------------------------------------------
-    def keep_tables(self, rule: str | None = None) -> list[jax.Array]:
-        """Per-axis 0/1 dealiasing factors (broadcastable): their product is :meth:`dealias_mask`."""
-        rule = self.dealias_rule if rule is None else rule
-        return [self.spectral_along(b.keep(rule).astype(float), d) for d, b in enumerate(self.bases)]
-
-    @property
-    def stored_on_more_points(self) -> bool:
-        """True when an axis holds fewer modes than it has points (:attr:`modes` differs from :attr:`shape`)."""
-        return self.modes != self.shape
-
-    def truncate(self, f_hat: jax.Array) -> jax.Array:
-        """``f_hat`` without the coefficients that a grid of :attr:`modes` points does not have (``f_hat`` itself
-        when every axis has as many modes as points). An initial condition built on the points goes through it,
-        so the state holds exactly the modes of the grid."""
-        if not self.stored_on_more_points:
-            return f_hat
-        return rmul(functools.reduce(lambda a, b: a * b, self.keep_tables("none")), f_hat)
-
-    def dealias_mask(self) -> jax.Array:
-        """1 for kept coefficients, 0 for removed ones (the grid's rule on every axis)."""
-        return functools.reduce(lambda a, b: a * b, self.keep_tables())
-
-    def dealias(self, c: jax.Array) -> jax.Array:
-        """``c`` times the dealiasing mask, one 1D factor per axis (no grid-sized table is formed)."""
-        for m in self.keep_tables():
-            c = rmul(m, c)
-        return c
-
-    # ----- derivatives -----------------------------------------------------------------------------
-    def wavenumbers(self, axis: int, odd: bool = True) -> jax.Array:
-        """The multiplier ``k`` of a diagonal basis along ``axis`` (broadcastable; for odd derivatives the
-        Fourier Nyquist mode's is 0, its derivative not being a real field)."""
-        b = self.bases[axis]
-        k = b.wavenumbers()
-        if odd and isinstance(b, Fourier) and b.n % 2 == 0:
-            k = np.where(np.abs(b.modes()) == b.n // 2, 0.0, k)
-        return self.spectral_along(k, axis)
-
-    def derivative(self, c: jax.Array, axis: int, order: int = 1) -> jax.Array:
-        """Coefficients of ``d^order f / dx_axis^order``.
-
-        Fourier: ``(i k)^order c``. Cosine/Sine: ``d/dx`` maps a cosine series to the sine series of the same
-        index (``-k c``) and a sine series to the cosine series (``+k c``): the result belongs to the other
-        parity's grid (:meth:`with_basis`) for odd orders. Chebyshev: the recurrence on the coefficients.
-        """
-        b = self.bases[axis]
-        if isinstance(b, Chebyshev):  # a recurrence along the (unsharded) axis: run on each device's block
-            ax = c.ndim - self.ndim + axis
-            return self.local_map(lambda a: b.derivative(a, ax, order), c)
-        k = self.wavenumbers(axis, odd=order % 2 == 1)
-        if isinstance(b, Fourier):
-            return (1j * k) ** order * c
-        if isinstance(b, (Cosine, Sine)):
-            sign = (_SINE_SIGNS if isinstance(b, Sine) else _COSINE_SIGNS)[order % 4]
-            return sign * k ** order * c
-        raise NotImplementedError(f"no derivative for {type(b).__name__}")
-
-    # ----- per-device work on the spectral layout ----------------------------------------------------------
-    def local_map(self, fn: Callable, *args, scalars: tuple = ()):
-        """Run ``fn(*blocks, *scalars)`` on each device's block of ``args`` and return its result on the same
-        layout: for work along an unsharded axis that must not communicate (implicit solves along the wall-normal
-        axis). ``args`` are arrays or pytrees of arrays in the spectral layout, aligned on the right: a leaf's
-        trailing axes are the grid's last axes (``(3, ny, nx, nz)`` or a per-wavenumber ``(k, 2, nx, nz)`` table
-        whose wall-normal axis is gone), leading axes unsharded; the result's leaves follow the same rule.
-        ``scalars`` (a step size, small replicated tables, pytrees too) are passed whole to every device. Inside
-        ``fn``, :meth:`local_table` gives the device's slice of a per-axis table."""
-        if self.mesh.size == 1:
-            return fn(*args, *scalars)
-        rep = PartitionSpec()
-        scalars = jax.tree.map(lambda v: self.replicate(jnp.asarray(v)), scalars)
-        args = jax.tree.map(lambda a: self.reshard(a, NamedSharding(self.mesh, self._aligned(a.ndim))), args)
-        in_specs = jax.tree.map(lambda a: self._aligned(a.ndim), args) + jax.tree.map(lambda _: rep, scalars)
-        shapes = jax.eval_shape(jax.shard_map(fn, mesh=self.mesh, in_specs=in_specs, out_specs=rep, check_vma=False),
-                                *args, *scalars)  # the result's ranks (blocks read as replicated: same rank)
-        out_specs = jax.tree.map(lambda a: self._aligned(a.ndim), shapes)
-        return jax.shard_map(fn, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs,
-                             check_vma=False)(*args, *scalars)
-
-    def _aligned(self, rank: int) -> PartitionSpec:
-        """The spectral spec of an array of ``rank`` axes aligned on the right with the grid's axes."""
-        spec = tuple(self._spec.spec) + (None,) * (self.ndim - len(tuple(self._spec.spec)))
-        if rank >= self.ndim:
-            return PartitionSpec(*((None,) * (rank - self.ndim)), *spec)
-        return PartitionSpec(*spec[self.ndim - rank:])
-
-    def local_table(self, table: np.ndarray, axis: int, real: bool = True) -> jax.Array:
-        """Inside :meth:`local_map`: this device's entries of the 1D spectral ``table`` of ``axis``, shaped to
-        broadcast against the local block (outside it, or on one device: the whole table)."""
-        table = np.asarray(table)
-        pos = self.perm.index(axis)
-        entry = (tuple(self._spec.spec) + (None,) * self.ndim)[pos]
-        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-        if self.mesh.size == 1 or not names:
-            return self.spectral_along(table, axis, real)
-        sizes = dict(zip(self.mesh.axis_names, self.mesh.axis_sizes))
-        block = table.shape[0] // math.prod(sizes[n] for n in names)
-        index = 0
-        for n in names:  # the position of this device's block along the axis (mesh axes in the spec's order)
-            index = index * sizes[n] + jax.lax.axis_index(n)
-        local = jax.lax.dynamic_slice_in_dim(jnp.asarray(table, self.dtype if real else self.cdtype),
-                                             index * block, block)
-        return local.reshape([-1 if d == pos else 1 for d in range(self.ndim)])
-
-    # ----- means -----------------------------------------------------------------------------------
-    def mean(self, f: jax.Array) -> jax.Array:
-        """Volume mean of a physical field (quadrature weights of every axis; sums over leading axes)."""
-        w = functools.reduce(lambda a, b: a * b, [self.along(b.weights() / b.length, d)
-                                                  for d, b in enumerate(self.bases)])
-        return self.total(w * f, spectral=False)
-
-    def mean_square(self, c: jax.Array) -> jax.Array:
-        """Volume mean of ``|f|^2`` from the coefficients (summed over leading axes): Parseval on orthogonal
-        axes, the basis's Gram matrix on a Chebyshev axis."""
-        return self.inner(c, c)
-
-    def inner(self, a: jax.Array, b: jax.Array) -> jax.Array:
-        """Volume mean of ``Re(f conj(g))`` for the fields with coefficients ``a`` and ``b`` (summed over leading
-        axes; both on this grid's bases): Parseval on orthogonal axes, the Gram matrix on a Chebyshev axis."""
-        weight = 1.0
-        for d, basis in enumerate(self.bases):
-            p = basis.parseval()
-            if p is not None:
-                weight = weight * self.spectral_along(p, d)
-            elif isinstance(basis, Chebyshev):
-                ax = b.ndim - self.ndim + d
-                g = jnp.asarray(basis.quadrature_matrix(), self.dtype)
-                b = jnp.moveaxis(jnp.tensordot(g, jnp.moveaxis(b, ax, 0), axes=1), 0, ax)
-            else:
-                raise NotImplementedError(f"inner products on a {type(basis).__name__} axis")
-        return self.total(weight * (a.real * b.real + a.imag * b.imag))
-
-    def total(self, x: jax.Array, spectral: bool = True) -> jax.Array:
-        """``jnp.sum(x)`` of an array sharded as this grid's spectra (``spectral=False``: as its physical fields),
-        any leading batch axes: inside :func:`solvers._reductions.fused` (the diagnostics row) it shares one
-        collective with the row's other reductions.
-
-        Raises:
-          ValueError: ``x`` does not end with the grid's spectral (physical) shape.
-        """
-        return _reductions.total(jnp.sum, self.mesh, (self._spec_of(x, spectral, "total"),), x, plain=jnp.sum)
-
-    def maximum(self, x: jax.Array, spectral: bool = False) -> jax.Array:
-        """``jnp.max(x)`` of a real array sharded as this grid's physical fields (``spectral=True``: as its
-        spectra), any leading batch axes; shares the row's one collective like :meth:`total`.
-
-        Raises:
-          ValueError: ``x`` does not end with the grid's physical (spectral) shape.
-          TypeError: ``x`` is complex (a maximum of complex numbers means nothing; take ``jnp.abs`` first).
-        """
-        spec = self._spec_of(x, spectral, "maximum")
-        if jnp.iscomplexobj(x):
-            raise TypeError(f"maximum: x must be real, got {jnp.result_type(x)} (take jnp.abs(x) first)")
-        return _reductions.total(jnp.max, self.mesh, (spec,), x, plain=jnp.max, op="max")
-
-    def _spec_of(self, x: jax.Array, spectral: bool, name: str) -> PartitionSpec:
-        """The partition spec of ``x``: the grid's spectral (or physical) one after ``x``'s leading batch axes."""
-        want = tuple(self.spectral_shape if spectral else self.shape)
-        shape = tuple(jnp.shape(x))
-        if len(shape) < self.ndim or shape[len(shape) - self.ndim:] != want:
-            raise ValueError(f"{name}: x must end with the grid's {'spectral' if spectral else 'physical'} shape "
-                             f"{want}, got shape {shape}")
-        return (self.spectral_sharding if spectral else self.real_sharding)(len(shape) - self.ndim).spec
-
-    # ----- replicated small arrays (plots, diagnostics) ------------------------------------------
-    def replicate(self, x: jax.Array) -> jax.Array:
-        """``x`` made identical on every device (so every process can read it): for small arrays only."""
-        if self.mesh.size == 1:
-            return x
-        rep = NamedSharding(self.mesh, PartitionSpec())
-        return jax.sharding.reshard(x, rep) if self.explicit else jax.lax.with_sharding_constraint(x, rep)
-
-    def mid_plane(self, field: jax.Array, axis: int = -1, index: int | None = None) -> jax.Array:
-        """The plane ``index`` (default the middle) normal to grid ``axis`` of a physical ``field`` (leading batch
-        axes kept), replicated; on a 2D grid the whole field, replicated."""
-        if self.ndim == 3:
-            axis = axis % self.ndim
-            index = self.shape[axis] // 2 if index is None else int(index)
-            field = jax.lax.index_in_dim(field, index, axis=field.ndim - self.ndim + axis, keepdims=False)
-        return self.replicate(field)
-
-
-@functools.lru_cache(maxsize=128)
-def _layouts(mesh: Mesh, shape: tuple[int, ...], kinds: tuple[str, ...], order: str = "natural",
-             nyquist: bool = True) -> tuple[NamedSharding, NamedSharding, tuple[int, ...]]:
-    """Canonical real sharding of ``shape`` on ``mesh``, the sharding of the spectrum the planner returns in
-    ``order`` (``nyquist=False``: a half axis without its Nyquist coefficient), and which grid axis each spectrum
-    axis holds (:func:`xfft.spectral_axes`)."""
-    real = xfft.real_sharding(mesh, shape, ndim=len(shape))
-    rfft = kinds[-1] == "rfft"
-    drop = {} if nyquist else {"drop_nyquist": True}
-    spec = xfft.spectral_sharding(real, shape, real=rfft, ndim=len(shape), order=order, **drop)
-    perm = xfft.spectral_axes(real, shape, real=rfft, ndim=len(shape), order=order, **drop)
-    return real, spec, tuple(perm)
-
-
-def rmul(a: jax.Array, z: jax.Array) -> jax.Array:
-    """``a * z`` for a real ``a`` and complex ``z`` without a complex multiply: the real and imaginary parts are
-    scaled (``jnp`` would promote ``a`` to complex and do 4 multiplies and 2 adds per element; the values are the
-    same). Real ``z``: the plain product."""
-    if not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
-        return a * z
-    return jax.lax.complex(a * z.real, a * z.imag)
-
-
-def times_i(z: jax.Array) -> jax.Array:
-    """``1j * z`` exactly, by swapping parts (no multiply)."""
-    return jax.lax.complex(-z.imag, z.real)
-
-
-def safe_inverse(a: jax.Array) -> jax.Array:
-    """``1 / a`` where ``a > 0``, else 0 (no division by zero is ever evaluated, so gradients stay finite)."""
-    return jnp.where(a > 0, 1 / jnp.where(a > 0, a, 1), 0)
-
-
-def _sharded(fn: Callable, out: NamedSharding, explicit: bool) -> Callable:
-    """Apply ``fn`` (which moves data across shards) and land on ``out``, on explicit or auto meshes."""
-    if explicit and out.mesh.size > 1:
-        return jax.sharding.auto_axes(fn, out_sharding=out)
-    if out.mesh.size > 1:
-        return lambda a: jax.lax.with_sharding_constraint(fn(a), out)
-    return fn

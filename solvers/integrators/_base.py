@@ -248,7 +248,8 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         """Largest dt the linear part allows (inf for schemes that treat it exactly)."""
         if self.treats_linear_exactly or linear_form(self.equation) != "diagonal":
             return float("inf")
-        lam = max(float(jnp.max(jnp.abs(a))) for a in jax.tree.leaves(self.equation.linear()))
+        lam = float(jax.jit(lambda: jnp.max(jnp.stack([jnp.max(jnp.abs(a)) for a in jax.tree.leaves(
+            self.equation.linear())])))())  # one program, not one per operation
         return float("inf") if lam == 0 else self.linear_stability_radius / lam
 
     #: |dt * lambda| limit of the explicit scheme on the negative real axis (RK4: 2.78).

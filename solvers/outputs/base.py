@@ -36,7 +36,8 @@ class RunInfo:
         (:class:`~solvers.stepping.Control`). t0, step0: where it starts; t_end, max_steps: where it stops.
       resumed: it continues an earlier run (``step0 > 0`` from a checkpoint): files of that run are kept up to
         ``step0``. lead: this process writes files (process 0 of a multi-process run).
-      columns: the names of a diagnostics row's values, in order. spectrum: whether rows carry a spectrum.
+      columns: the names of a diagnostics row's values, in order. shells: the length of the spectrum rows carry (0:
+        none).
     """
 
     equation: Any
@@ -49,7 +50,7 @@ class RunInfo:
     resumed: bool
     lead: bool
     columns: tuple[str, ...] = ()
-    spectrum: bool = False
+    shells: int = 0
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ class DiagnosticsCSV(Output):
     def start(self, run: RunInfo, event: Event) -> None:
         self.lead = run.lead
         diag = CsvLog(self.directory / "diagnostics.csv", ["step", "t", "dt", *run.columns])
-        spec = CsvLog(self.directory / "spectra.csv", ["step", "t"])
+        spec = CsvLog(self.directory / "spectra.csv", ["step", "t"] + [f"E_{j}" for j in range(run.shells)])
         self.logs = (diag, spec)
         if not self.lead:
             return
@@ -109,6 +109,4 @@ class DiagnosticsCSV(Output):
         for r in rows:
             diag.write({"step": r.step, "t": r.t, "dt": r.dt, **r.values})
             if r.spectrum is not None and self.wants_spectrum:
-                if len(spec.columns) == 2:
-                    spec.columns += [f"E_{j}" for j in range(len(r.spectrum))]
                 spec.write({"step": r.step, "t": r.t, **{f"E_{j}": float(x) for j, x in enumerate(r.spectrum)}})

@@ -28,7 +28,7 @@ class RowFunction:
 
     Attributes:
       columns: the names of the row's values, in order. cfl_position: the index of ``cfl`` (None: the equation has
-        no CFL rate). has_spectrum: rows carry a spectrum. size: the row's length.
+        no CFL rate). has_spectrum: rows carry a spectrum, of ``shells`` values. size: the row's length.
 
     Raises:
       ValueError: a diagnostic that is not a scalar (naming it).
@@ -49,6 +49,8 @@ class RowFunction:
         self.cfl_position = self.columns.index("cfl") if self.has_rate else None
         with _mesh(equation):
             self.size = int(jax.eval_shape(self, like, 0.0, 1.0).size)
+        #: the length of the spectrum in a row (0: none)
+        self.shells = self.size - len(self.columns)
 
     def _values(self, state, t, dt, rate=None):
         eq = self.equation

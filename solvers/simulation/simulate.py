@@ -119,7 +119,7 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
         elif not donate:
             y0 = jax.tree.map(lambda a: a.copy(), y0)
         info = RunInfo(equation, integ, control, t0, t_end, int(step0), max_steps, resumed, jax.process_index() == 0,
-                       loop.columns, loop.has_spectrum)
+                       loop.columns, loop.row.shells if loop.row is not None else 0)
         try:
             state, clock = loop.run(y0, info, float(dt_band))
             event = Event(state, clock.step, clock.t, clock.dt, clock.dt_band, clock.energy, True, clock.samples)

@@ -1,0 +1,45 @@
+"""A run compiles each of its programs once: at most 12 XLA programs for a whole command-line run (initial
+condition, first row, coefficients, the step program that also lands, checkpoints, snapshots, plots), counted with
+``JAX_LOG_COMPILES=1`` in a fresh process with the persistent cache off; ``--dry-run`` compiles nothing."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = 12
+
+
+def _programs(args, cwd) -> tuple[list[str], str]:
+    env = {**os.environ, "JAX_LOG_COMPILES": "1", "XFFT_COMPILATION_CACHE": "0", "JAX_ENABLE_COMPILATION_CACHE": "false",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    p = subprocess.run([sys.executable, "-m", "solvers", "run", *args, "--no-progress"], cwd=cwd, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return re.findall(r"Finished XLA compilation of (\S+)", p.stderr), p.stdout
+
+
+@pytest.mark.parametrize("args", [
+    # a wall flow: fixed dt, float64, checkpoints, snapshots, plots
+    ["channel", "--ic", "tollmien-schlichting", "--n", "17", "8", "--param", "Re=10000", "--dt", "0.02",
+     "--t-end", "0.5", "--dtype", "float64", "--checkpoint-every", "10", "--snapshot-every", "12"],
+    # a periodic flow: CFL control, spectra in transposed order (checkpoints convert), snapshots
+    ["navier-stokes-2d", "--n", "32", "--t-end", "0.3", "--checkpoint-every", "5", "--snapshot-every", "5"],
+], ids=["channel", "navier-stokes-2d"])
+def test_a_run_compiles_at_most_twelve_programs(args, tmp_path):
+    programs, out = _programs([*args, "--out", "run"], tmp_path)
+    assert "done:" in out
+    assert len(programs) <= LIMIT, programs
+    assert programs.count("jit(program)") == 1  # one step program: the landing step is the same program
+    again, _ = _programs([*args, "--out", "run", "--resume", "--t-end", "0.6"], tmp_path)
+    assert len(again) <= LIMIT, again
+
+
+def test_dry_run_compiles_nothing(tmp_path):
+    programs, out = _programs(["channel", "--n", "33", "16", "16", "--dry-run"], tmp_path)
+    assert "dry run" in out and programs == []
