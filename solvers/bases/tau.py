@@ -7,7 +7,11 @@ along axis 0 only and costs O(N) work and memory per trailing index: the only ta
 by all trailing indices. So they run unchanged inside ``jax.shard_map`` on blocks sharded on the trailing axes
 (the wall-normal axis must be whole on each device); outputs are laid out like the inputs. The coefficient
 operators (:func:`derivative`, :func:`boundary_values`, :func:`boundary_derivatives`, :func:`integrate`,
-:func:`mean_square`) live in :mod:`solvers.bases._chebyshev` and are re-exported here.
+:func:`mean_square`) are here too.
+
+For a whole grid (a wall-normal axis and Fourier axes on a mesh) :class:`~solvers.WallVelocity` wraps these solves:
+the velocity between no-slip walls (influence matrix) and scalars with fixed wall values, per horizontal wavenumber
+on each device's block.
 
 Parameters such as ``lam``, ``kappa2`` and ``h`` are arrays (or scalars) broadcastable against the trailing axes
 (numpy rules, aligned on the right), e.g. one Helmholtz constant per horizontal wavenumber.
@@ -44,6 +48,11 @@ from ._chebyshev import derivative as derivative
 from ._chebyshev import integrate as integrate
 from ._chebyshev import mean_square as mean_square
 
+__all__ = ["BCS", "ClampedFactor", "HelmholtzFactor", "boundary_derivatives", "boundary_values", "clamped_factor",
+           "clamped_solve", "clamped_solve_factored", "derivative", "helmholtz", "helmholtz_factor", "helmholtz_solve",
+           "integrate", "mean_square"]
+
+#: the boundary conditions of the Helmholtz solve: the value (Dirichlet) or the slope (Neumann) at each wall
 BCS = ("dirichlet", "neumann")
 
 

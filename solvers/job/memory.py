@@ -258,15 +258,19 @@ def refusal(est: Estimate, pool: Pool, label: str, largest: tuple[int, ...] | No
             f"({size_text(need * est.devices)} on {est.devices} devices), {have}; {fit}")
 
 
-def describe(est: Estimate | None, pool: Pool | None) -> str:
-    """One line for ``--dry-run``: the estimate per device, how it was found, and what there is."""
+def describe(est: Estimate | None, pool: Pool | None, shape: tuple[int, ...] | None = None, devices: int = 1) -> str:
+    """One line for ``--dry-run``: the estimate per device, how it was found, and what there is. Without an
+    estimate (a grid far below what the devices hold: nothing compiled), the bound that made it unnecessary."""
     have = "available memory unknown" if pool is None else (
         f"{size_text(pool.available)} available per device" if pool.kind == "device" else
         f"{size_text(pool.available)} available on the host for {pool.share} devices")
     if est is None:
-        return f"not estimated; {have}"
+        if shape is None or pool is None:
+            return f"not estimated; {have}"
+        bound = math.prod(shape) * TRIVIAL_BYTES_PER_POINT / devices
+        return (f"fits: under {size_text(bound)} per device (at most {TRIVIAL_BYTES_PER_POINT // 1024} KiB per grid "
+                f"point, twice the heaviest equation measured; nothing compiled); {have}")
     how = "exact: compiled on this grid" if est.probe == est.shape else \
         f"scaled from a {shape_text(est.probe)} compile, +{round(100 * (HEADROOM - 1))}%"
     return (f"about {size_text(est.per_device)} per device ({size_text(est.per_device * est.devices)} on "
             f"{est.devices} devices, {est.bytes_per_point:.0f} B per grid point; {how}); {have}")
-

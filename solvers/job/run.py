@@ -144,7 +144,8 @@ def dry_run(cfg: RunConfig, mesh=None) -> dict:
               "params": {**res.run_params, **res.eq_params, **res.ic_params}}
     return {"config": config, "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
             "devices": int(grid.mesh.size), "processes": jax.process_count(), "points": list(grid.shape),
-            "platform": grid.mesh.devices.flat[0].platform, "memory": _memory.describe(est, pool),
+            "platform": grid.mesh.devices.flat[0].platform,
+            "memory": _memory.describe(est, pool, grid.shape, grid.mesh.size),
             "memory_per_device": None if est is None else est.per_device}
 
 
