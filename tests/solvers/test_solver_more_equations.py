@@ -21,8 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from solvers import ETDRK4, RunConfig, SpectralGrid, simulate
-from solvers.equations import EQUATIONS, AllenCahn, Burgers, CahnHilliard, NavierStokes2D
+from solvers import ETDRK4, REGISTRY, RunConfig, SpectralGrid, run
+from solvers.equations import AllenCahn, Burgers, CahnHilliard, NavierStokes2D
 from solvers.io import read_csv
 
 _COMPILED = {}
@@ -66,7 +66,7 @@ def test_phase_field_linear_growth_rate(meshes, cls, c0):
     ratio = (_modes(grid, out, modes) / _modes(grid, c_hat, modes)).real
     expect = np.exp(eq.growth_rate(k2) * t)
     assert np.any(expect > 1.1) and np.any(expect < 0.5)  # growing and decaying modes
-    print(cls.name, c0, ratio / expect - 1)
+    print(cls.label(), c0, ratio / expect - 1)
     np.testing.assert_allclose(ratio, expect, rtol=1e-6)
 
 
@@ -217,13 +217,13 @@ def test_burgers_planar_shock_basdevant(meshes):
 # a 16^d smoke run: under-resolved on purpose (the resolution monitor says so; tests/solvers/test_resolution.py)
 @pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
 def test_cli_runs_each_equation(tmp_path, meshes, name, ic, extra):
-    """``python -m solvers run NAME`` (the driver): listed, runs, writes its diagnostics."""
-    assert name in EQUATIONS
+    """``python -m solvers run NAME`` (the main job): listed, runs, writes its diagnostics."""
+    assert name in REGISTRY
     kw = dict(equation=name, ic=ic, n=16, t_end=0.05, dt=0.01, dtype="float64", integrator="etdrk4",
               out=str(tmp_path), progress=False, plots=False, diag_every=1)
     kw.update(extra)
     cfg = RunConfig(**kw)
-    summary = simulate(cfg, mesh=meshes[cfg.mesh])
+    summary = run(cfg, mesh=meshes[cfg.mesh])
     assert summary["steps"] == 5 and summary["t"] == pytest.approx(0.05)
     rows = read_csv(tmp_path / "diagnostics.csv")
     assert len(rows) == 6 and all(math.isfinite(float(v)) for r in rows for v in r.values())

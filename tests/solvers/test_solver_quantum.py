@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import EQUATIONS, INTEGRATORS, RunConfig, SpectralGrid, simulate
+from solvers import INTEGRATORS, REGISTRY, RunConfig, SpectralGrid, run
 from solvers.equations import GrossPitaevskii, SchrodingerPoisson
 from solvers.equations.gross_pitaevskii import bright_soliton_field, gaussian
 from solvers.integrators import ImaginaryTimeSplitStep, SplitStep
@@ -121,19 +121,19 @@ def test_sharded_equals_single_device(meshes):
 # a 16^3 smoke run: under-resolved on purpose (the resolution monitor says so; tests/solvers/test_resolution.py)
 @pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
 def test_cli_registry_and_short_runs(tmp_path):
-    """Both equations are in the CLI registry and run through the driver (diagnostics CSV with mass)."""
-    assert "schrodinger-poisson" in EQUATIONS and "gross-pitaevskii" in EQUATIONS
+    """Both equations are in the CLI registry and run through the main job (diagnostics CSV with mass)."""
+    assert "schrodinger-poisson" in REGISTRY and "gross-pitaevskii" in REGISTRY
     assert "split-step" in INTEGRATORS and "split-step-imaginary" in INTEGRATORS
     cfg = RunConfig(equation="gross-pitaevskii", ic="gaussian", n=16, t_end=0.5, dt=0.05, box_length=16.0,
                     integrator="split-step-imaginary", dtype="float64", out=str(tmp_path / "gp"), progress=False,
                     plots=False, params={"width": 1.5})
-    s = simulate(cfg, mesh=xfft.make_mesh("slab"))
+    s = run(cfg, mesh=xfft.make_mesh("slab"))
     rows = list(csv.DictReader(open(tmp_path / "gp" / "diagnostics.csv")))
     assert s["steps"] == 10 and abs(s["final"]["mass"] / float(rows[0]["mass"]) - 1) < 1e-13
     assert {"mass", "kinetic", "trap", "interaction", "energy", "chemical_potential"} <= set(rows[0])
     assert 1.5 < s["final"]["energy"] < 3 * (1 / 9 + 9 / 16)  # relaxing from E/N = 2.02 (width 1.5) to 3/2
     cfg = RunConfig(equation="schrodinger-poisson", ic="jeans", n=16, t_end=0.2, dt=0.02, integrator="split-step",
                     dtype="float64", out=str(tmp_path / "sp"), progress=False, plots=False, params={"G": 0.5})
-    s = simulate(cfg, mesh=xfft.make_mesh("slab"))
+    s = run(cfg, mesh=xfft.make_mesh("slab"))
     m0 = (2 * np.pi) ** 3 * (1 + 0.5e-6)  # rho0 = 1, eps = 1e-3: <|psi|^2> = 1 + eps^2 / 2
     assert s["steps"] == 10 and abs(s["final"]["mass"] / m0 - 1) < 1e-12

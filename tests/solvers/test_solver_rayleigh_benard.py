@@ -3,6 +3,7 @@ Ra_c = 27 pi^4 / 4 at k_c = pi / sqrt(2), saturated rolls with heat-flux balance
 blow-up of 0.2), the energy bound; no-slip onset and rolls; parameter validation and legacy checkpoints."""
 
 import csv
+import dataclasses
 import math
 
 import jax
@@ -11,8 +12,18 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import ETDRK4, IFRK4, IMEX, RunConfig, SpectralGrid, simulate
-from solvers._run import ConfigError
+from solvers import (
+    ETDRK4,
+    IFRK4,
+    IMEX,
+    REGISTRY,
+    ConfigError,
+    RayleighBenardFreeSlip,
+    RayleighBenardNoSlip,
+    RunConfig,
+    SpectralGrid,
+    run,
+)
 from solvers.equations.rayleigh_benard import (
     K_CRITICAL,
     K_CRITICAL_NO_SLIP,
@@ -21,6 +32,8 @@ from solvers.equations.rayleigh_benard import (
     RayleighBenard,
     growth_rate,
 )
+
+SPEC = REGISTRY["rayleigh-benard"]  # the job's spec: default box, energy bound (free-slip and no-slip variants)
 
 EPS = 1e-8  # amplitude small enough that the quadratic terms are below round-off relative to the linear ones
 
@@ -56,7 +69,7 @@ def test_growth_rates_and_onset_2d(meshes):
     ks = [n * K_CRITICAL / 2 for n in (1, 2, 3, 4)]
     at_kc = {}
     for Ra, Pr, steps in ((655.0, 1.0, 100), (660.0, 1.0, 100), (2500.0, 7.0, 400)):
-        got = _rates(RayleighBenard(grid, Ra=Ra, Pr=Pr), modes, 0.1, steps)
+        got = _rates(RayleighBenardFreeSlip(grid, Ra=Ra, Pr=Pr), modes, 0.1, steps)
         exact = np.array([growth_rate(k, Ra, Pr) for k in ks])
         np.testing.assert_allclose(got, exact, rtol=2e-6, atol=1e-6)
         at_kc[Ra] = got[1]
@@ -72,14 +85,14 @@ def test_growth_rate_3d_pencil(meshes):
     """An oblique 3D mode (k_x = k_y) on a pencil mesh grows at the rate of |k|."""
     L = 2 * math.sqrt(2) * math.pi / K_CRITICAL  # |k| = k_c for mode (1, 1)
     grid = SpectralGrid((8, 8, 8), meshes["pencil"], ndim=3, box_length=(1.0, L, L), dtype=jnp.float64)
-    eq = RayleighBenard(grid, Ra=1500.0, Pr=2.0)
+    eq = RayleighBenardFreeSlip(grid, Ra=1500.0, Pr=2.0)
     got = _rates(eq, [(1, 1), (1, 0)], 0.1, 100)
     exact = [growth_rate(K_CRITICAL, 1500.0, 2.0), growth_rate(2 * math.pi / L, 1500.0, 2.0)]
     np.testing.assert_allclose(got, exact, rtol=2e-6)
 
 
 def test_rolls_saturate_to_malkus_veronis_with_heat_flux_balance(tmp_path):
-    """Ra = 1.05 Ra_c, Pr = 1, one critical wavelength, through the CLI driver (simulate): steady rolls whose
+    """Ra = 1.05 Ra_c, Pr = 1, one critical wavelength, through the main job (solvers.run): steady rolls whose
     Nusselt number matches the weakly nonlinear result for free-slip rolls, Nu - 1 = 2 (1 - Ra_c / Ra) + O(eps^2)
     (Malkus & Veronis 1958, J. Fluid Mech. 4, 225), and whose heat flux through the bottom plate, the top plate
     and the volume agree."""
@@ -87,7 +100,7 @@ def test_rolls_saturate_to_malkus_veronis_with_heat_flux_balance(tmp_path):
     cfg = RunConfig(equation="rayleigh-benard", ic="single-mode", n=8, t_end=15.0, dt=0.02, dtype="float64",
                     integrator="etdrk4", out=str(tmp_path), progress=False, plots=False, diag_every=100,
                     params={"Ra": Ra, "Pr": 1.0, "amplitude": 0.16})  # ~ the saturated amplitude
-    summary = simulate(cfg)
+    summary = run(cfg)
     rows = list(csv.DictReader(open(tmp_path / "diagnostics.csv")))
     last, prev = ({k: float(v) for k, v in r.items()} for r in (rows[-1], rows[-2]))
     nu, bottom, top = last["nusselt"], last["nusselt_bottom"], last["nusselt_top"]
@@ -104,15 +117,15 @@ def test_parameters_are_validated(tmp_path, meshes):
     for bad, name in (({"Ra": -1.0}, "Ra"), ({"Pr": "water"}, "Pr"), ({"Rayleigh": 1.0}, "Rayleigh"),
                       ({"amplitude": -0.1}, "amplitude")):
         with pytest.raises(ConfigError, match=name):
-            simulate(RunConfig(equation="rayleigh-benard", ic="single-mode", n=8, out=str(tmp_path), params=bad))
+            run(RunConfig(equation="rayleigh-benard", ic="single-mode", n=8, out=str(tmp_path), params=bad))
     with pytest.raises(ConfigError, match="^n: "):
-        simulate(RunConfig(equation="rayleigh-benard", n=(8, 8, 8, 8), out=str(tmp_path)))
+        run(RunConfig(equation="rayleigh-benard", n=(8, 8, 8, 8), out=str(tmp_path)))
     grid = SpectralGrid((8, 8), meshes["slab"], ndim=2, box_length=(1.0, 2.0), dtype=jnp.float64)
     with pytest.raises(ValueError, match="Ra"):
-        RayleighBenard(grid, Ra=0.0)
+        RayleighBenardFreeSlip(grid, Ra=0.0)
     with pytest.raises(ValueError, match="depth"):
-        RayleighBenard(SpectralGrid((8, 8), meshes["slab"], ndim=2, box_length=2.0, dtype=jnp.float64))
-    assert RayleighBenard.default_box_length(3) == (1.0, 2 * math.pi / K_CRITICAL, 2 * math.pi / K_CRITICAL)
+        RayleighBenardFreeSlip(SpectralGrid((8, 8), meshes["slab"], ndim=2, box_length=2.0, dtype=jnp.float64))
+    assert SPEC.default_box(3, {}) == (1.0, 2 * math.pi / K_CRITICAL, 2 * math.pi / K_CRITICAL)
 
 
 # ----- the blow-up of version 0.2 (issue 16, item 0) ------------------------------------------------------
@@ -134,31 +147,31 @@ def test_free_slip_runs_stay_bounded_with_the_energy_of_the_physical_fields(shap
     L = 2 * math.pi / K_CRITICAL
     grid = SpectralGrid(shape, None, ndim=len(shape), box_length=(1.0,) + (L,) * (len(shape) - 1),
                         dtype=jnp.float64)
-    eq = RayleighBenard(grid, Ra=Ra, Pr=1.0)
+    eq = RayleighBenardFreeSlip(grid, Ra=Ra, Pr=1.0)
     s = ETDRK4(eq).advance(eq.initial_state(ic, **({"seed": 1} if ic == "random" else {})), 0.0, dt,
                            int(round(t_end / dt)))
     u, vert = (np.asarray(a) for a in jax.jit(_physical_energy(eq))(s))
     physical = 0.5 * (np.sum(np.mean(u ** 2, axis=tuple(range(1, u.ndim)))) + np.mean(vert ** 2))
     energy = float(eq.energy(s))
     assert abs(energy / physical - 1) < 1e-12
-    assert energy < eq.energy_bound(0.0) / 4
+    assert energy < SPEC.variant({}).energy_bound(eq, 0.0) / 4
     if len(shape) == 2:
         assert abs(energy - 113.97495) < 1e-4
         nu, (bottom, top) = float(eq.nusselt(s)), (float(v) for v in eq.plate_nusselt(s))
         assert abs(bottom - top) < 1e-12 and abs(nu / bottom - 1) < 1e-5  # measured 8.8e-7
 
 
-def test_energy_past_the_physical_bound_stops_the_run(tmp_path, monkeypatch):
-    """The blow-up check also stops a run whose energy passes the equation's physical bound (not only NaN/inf),
-    naming it; the CLI exits with 3 as for NaN."""
+def test_energy_past_the_physical_bound_stops_the_run(tmp_path):
+    """The blow-up check also stops a run whose energy passes the equation's physical bound (the ``energy_bound``
+    of its RunSpec; not only NaN/inf), naming it; the CLI exits with 3 as for NaN."""
     from solvers import BlowUpError
-    from solvers.equations.rayleigh_benard_free_slip import FreeSlip
 
-    monkeypatch.setattr(FreeSlip, "energy_bound", lambda self, initial: 1e-9)
-    cfg = RunConfig(equation="rayleigh-benard", n=(8, 8), t_end=1.0, dt=0.01, dtype="float64", out=str(tmp_path),
+    free = dataclasses.replace(SPEC.variants["free-slip"], energy_bound=lambda eq, initial: 1e-9)
+    spec = dataclasses.replace(SPEC, variants={**SPEC.variants, "free-slip": free})
+    cfg = RunConfig(equation=spec, n=(8, 8), t_end=1.0, dt=0.01, dtype="float64", out=str(tmp_path),
                     progress=False, plots=False, params={"amplitude": 1.0})
-    with pytest.raises(BlowUpError, match="passed the physical bound 1e-09 of rayleigh-benard"):
-        simulate(cfg)
+    with pytest.raises(BlowUpError, match="passed the bound 1e-09"):
+        run(cfg)
 
 
 # ----- no-slip plates (issue 16) ---------------------------------------------------------------------------
@@ -166,9 +179,8 @@ def _no_slip_rate(Ra: float, nz: int = 17) -> float:
     """Growth rate of the kinetic energy's square root of the k = 3.117 roll between rigid plates (2D, one
     critical wavelength, a 1e-8 perturbation: linear), from t = 0.5 to 1 (the faster modes have decayed)."""
     L = 2 * math.pi / K_CRITICAL_NO_SLIP
-    grid = RayleighBenard.grid_for((nz, 8), None, box_length=(1.0, L), dtype=jnp.float64, dealias="2/3",
-                                   backend=None, params={"walls": "no-slip"})
-    eq = RayleighBenard(grid, Ra=Ra, Pr=1.0, amplitude=1e-8, walls="no-slip")
+    grid = RayleighBenardNoSlip.make_grid((nz, 8), None, lengths=(L,), dtype=jnp.float64)
+    eq = RayleighBenardNoSlip(grid, Ra=Ra, Pr=1.0, amplitude=1e-8)
     integ = IMEX(eq)
     s1 = integ.advance(eq.initial_state("single-mode"), 0.0, 2e-3, 250)
     s2 = integ.advance(s1, 0.5, 2e-3, 250)
@@ -189,13 +201,13 @@ def test_no_slip_onset_is_bracketed_by_the_solvers_growth_rates():
 
 
 def test_no_slip_rolls_with_heat_flux_balance(tmp_path):
-    """Ra = 2500 between rigid plates through the driver: steady rolls whose Nusselt numbers at the bottom plate,
+    """Ra = 2500 between rigid plates through the main job: steady rolls whose Nusselt numbers at the bottom plate,
     the top plate and in the volume agree (the heat flux balance; spectral convergence measured: 7.8e-7 apart at
     17 points, 1.8e-10 at 25), Nu = 1.474208 (converged to 7 digits between 25 and 33 points)."""
     cfg = RunConfig(equation="rayleigh-benard", ic="single-mode", n=(25, 16), t_end=12.0, dt=0.01,
                     dtype="float64", out=str(tmp_path), progress=False, plots=False, diag_every=200,
                     params={"Ra": 2500.0, "Pr": 1.0, "amplitude": 0.1, "walls": "no-slip"})
-    summary = simulate(cfg)
+    summary = run(cfg)
     assert summary["config"]["integrator"] == "imex"
     rows = list(csv.DictReader(open(tmp_path / "diagnostics.csv")))
     last, prev = ({k: float(v) for k, v in r.items()} for r in (rows[-1], rows[-2]))
@@ -210,13 +222,13 @@ def test_walls_parameter_and_legacy_checkpoints(tmp_path):
     (its settings lack it) resumes as free-slip; a no-slip run refuses an explicit integrator that cannot
     advance it."""
     with pytest.raises(ConfigError, match="walls"):
-        simulate(RunConfig(equation="rayleigh-benard", n=8, out=str(tmp_path), params={"walls": "rigid"}))
+        run(RunConfig(equation="rayleigh-benard", n=8, out=str(tmp_path), params={"walls": "rigid"}))
     with pytest.raises(ConfigError, match="^integrator etdrk4 cannot advance rayleigh-benard"):
-        simulate(RunConfig(equation="rayleigh-benard", n=(9, 8), out=str(tmp_path / "e"), integrator="etdrk4",
+        run(RunConfig(equation="rayleigh-benard", n=(9, 8), out=str(tmp_path / "e"), integrator="etdrk4",
                            params={"walls": "no-slip"}, progress=False, plots=False))
     base = dict(equation="rayleigh-benard", n=(8, 8), dt=0.01, dtype="float64", progress=False, plots=False,
                 out=str(tmp_path / "r"))
-    simulate(RunConfig(t_end=0.05, **base))
+    run(RunConfig(t_end=0.05, **base))
     from solvers import io
     ck = io.Checkpoints(tmp_path / "r" / "checkpoints")
     step = ck.latest_step()
@@ -224,9 +236,9 @@ def test_walls_parameter_and_legacy_checkpoints(tmp_path):
     meta["config"]["params"].pop("walls")
     grid = SpectralGrid((8, 8), xfft.make_mesh("slab"), ndim=2, box_length=(1.0, 2 * math.pi / K_CRITICAL),
                         dtype=jnp.float64)
-    state, _ = ck.restore(step, RayleighBenard(grid).abstract_state())
+    state, _ = ck.restore(step, RayleighBenardFreeSlip(grid).abstract_state())
     ck._manager.delete(step)
     ck.save(step, state, meta)  # rewritten without `walls`, as version 0.2 wrote it
     ck.close()
-    summary = simulate(RunConfig(t_end=0.1, resume=True, **base))
+    summary = run(RunConfig(t_end=0.1, resume=True, **base))
     assert summary["steps_this_run"] == 5 and summary["physics"]["params"]["walls"] == "free-slip"
