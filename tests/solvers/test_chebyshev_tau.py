@@ -1,4 +1,4 @@
-"""Chebyshev tau operators (solvers.bases._tau) against numpy's Chebyshev module, dense numpy tau solves and an
+"""Chebyshev tau operators (solvers.bases.tau) against numpy's Chebyshev module, dense numpy tau solves and an
 exact solution.
 
 Worst errors measured (2026-11-23, x86-64 CPU, the seeds below): Helmholtz vs the dense float64 tau solve, relative
@@ -18,7 +18,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 from numpy.polynomial import chebyshev as C
 
-from solvers.bases import _tau as tau
+from solvers.bases import tau
 
 LAMS = np.array([0.0, 1e-2, 1.0, 1e2, 1e4, 1e6, 1e10])
 
