@@ -86,14 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         _setup_devices(ns.cpu_devices)
         import jax
 
-        if ns.dtype == "float64":
+        from ..job import dry_run, validate
+        from ..job.config import with_preset
+
+        cfg = with_preset(config(ns))  # nothing computed yet: x64 and the cache are set before the first program
+        if cfg.dtype == "float64":
             jax.config.update("jax_enable_x64", True)
         if not ns.no_compile_cache and not ns.dry_run:
             from ..job import enable_compilation_cache
 
             enable_compilation_cache()
-        cfg = config(ns)
-        from ..job import dry_run, validate
 
         if ns.dry_run:
             info = dry_run(cfg)

@@ -17,7 +17,8 @@ FLAGS = {
     "cfl": "--cfl", "dt_max": "--dt-max", "dealias": "--dealias", "backend": "--backend", "params": "--param",
     "diag_every": "--diag-every", "checkpoint_every": "--checkpoint-every", "keep": "--keep", "resume": "--resume",
     "overwrite": "--overwrite", "max_steps": "--max-steps", "snapshot_every": "--snapshot-every",
-    "snapshot_times": "--snapshot-times", "snapshot_dtype": "--snapshot-dtype",
+    "snapshot_times": "--snapshot-times", "snapshot_dtype": "--snapshot-dtype", "stats_every": "--stats-every",
+    "stats_start": "--stats-start", "preset": "--preset",
 }
 #: declared parameters that have a flag of their own (the others: --param NAME=...)
 PARAM_FLAGS = {"nu": "--nu or --re", "Re": "--re or --nu", "seed": "--seed", "k0": "--k0", "energy": "--energy",
@@ -98,9 +99,10 @@ def config(ns: argparse.Namespace):
         if not times:
             raise ValueError("--snapshot-times expects at least one time (T1,T2,...)")
     return RunConfig(
-        equation=ns.equation, ic=ns.ic, n=tuple(ns.n), t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
+        equation=ns.equation, ic=ns.ic, n=tuple(ns.n) if ns.n else RunConfig.n, t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
         dtype=ns.dtype, integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias,
         backend=ns.backend, box_length=None if ns.box_length is None else tuple(ns.box_length),
         diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,
         overwrite=ns.overwrite, max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots,
-        snapshot_every=ns.snapshot_every, snapshot_times=times, snapshot_dtype=ns.snapshot_dtype)
+        snapshot_every=ns.snapshot_every, snapshot_times=times, snapshot_dtype=ns.snapshot_dtype,
+        stats_every=ns.stats_every, stats_start=ns.stats_start, preset=ns.preset)

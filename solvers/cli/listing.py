@@ -40,6 +40,10 @@ def listing() -> str:
             params += [p for p in v.equation.parameters if p.name not in {q.name for q in params}]
         for p in params:
             lines.append(f"  {'':<22}--param {_describe(p)}")
+        for name_, preset in spec.presets.items():
+            shape = "x".join(map(str, preset.get("n", ())))
+            lines.append(f"  {'':<20} --preset {name_}: {shape} points, Re = {preset['params'].get('Re', 0):.6g}"
+                         if "Re" in preset.get("params", {}) else f"  {'':<20} --preset {name_}")
         for i, (ic, ics) in enumerate(spec.initial_conditions().items()):
             ics = as_initial_condition(ics)
             lines.append(f"  {'':<20} --ic {ic}{' (default)' if i == 0 else ''}{': ' + ics.help if ics.help else ''}")

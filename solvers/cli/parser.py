@@ -47,7 +47,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("equation", help="equation name (see `list`), or MODULE:CLASS for your own Equation subclass "
                                     "(MODULE importable from the current directory)")
     r.add_argument("--ic", default=None, help="initial condition (see `list`; default: the equation's first)")
-    r.add_argument("--n", type=int, nargs="+", default=[64], metavar="N", help=N_HELP)
+    r.add_argument("--n", type=int, nargs="+", default=None, metavar="N",
+                   help=N_HELP + " (default: 64, or the preset's)")
     r.add_argument("--box-length", type=float, nargs="+", default=None, metavar="L",
                    help="box side(s): one value or one per axis, in the order of --n (default: the equation's box)")
     visc = r.add_mutually_exclusive_group()
@@ -82,6 +83,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--snapshot-every", type=int, default=0, help="snapshot every N steps (0: none)")
     r.add_argument("--snapshot-times", default=None, metavar="T1,T2,...", help="snapshots at these times")
     r.add_argument("--snapshot-dtype", default="float32", help="float32 or float64 snapshot fields")
+    r.add_argument("--stats-every", type=int, default=0, metavar="N",
+                   help="wall-bounded equations: plane- and time-averaged profiles sampled every N steps (0: none), "
+                        "written to statistics.csv/.h5/.png with standard errors from batch means")
+    r.add_argument("--stats-start", type=float, default=0.0, metavar="T",
+                   help="the time statistics start from (the transient before it is left out)")
+    r.add_argument("--preset", default=None,
+                   help="a preset of the equation (see `list`): grid, box, parameters, initial condition, time "
+                        "and statistics of a known case (e.g. channel --preset re-tau-180); flags you give win")
     r.add_argument("--cpu-devices", type=_integer(1, MAX_CPU_DEVICES), default=8,
                    help="virtual CPU devices when there is no accelerator and nothing else configured them")
     r.add_argument("--dry-run", action="store_true",

@@ -3,6 +3,7 @@ checks every input before any compute (:func:`resolve`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import numbers
@@ -84,6 +85,9 @@ class RunConfig:
     snapshot_every: int = 0
     snapshot_times: tuple[float, ...] = ()
     snapshot_dtype: str = "float32"
+    stats_every: int = 0
+    stats_start: float = 0.0
+    preset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,33 @@ def _split_params(spec: RunSpec, name: str, ic: str, given: dict) -> tuple[RunSp
     return variant, run, eq, icp
 
 
+def with_preset(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with the preset it names filled in (itself without one): what the main job runs."""
+    if cfg.preset is None:
+        return cfg
+    spec, name = lookup(cfg.equation)
+    return apply_preset(cfg, spec, name)
+
+
+def apply_preset(cfg: RunConfig, spec: RunSpec, name: str) -> RunConfig:
+    """``cfg`` with its spec's preset ``cfg.preset`` filled in: every field still at its default takes the preset's
+    value, and the preset's parameters go under the ones ``cfg`` gives.
+
+    Raises:
+      ConfigError: an unknown preset (naming the field ``preset`` and listing the known ones).
+    """
+    if cfg.preset is None:
+        return cfg
+    if cfg.preset not in spec.presets:
+        known = ", ".join(spec.presets) or "none"
+        raise ConfigError(f"preset: {name} has no preset {cfg.preset!r}; its presets: {known}", fields=("preset",))
+    values = {k: v for k, v in spec.presets[cfg.preset].items() if k != "relaminarization"}
+    params = {**values.pop("params", {}), **(cfg.params or {})}
+    defaults = RunConfig()
+    changes = {k: v for k, v in values.items() if getattr(cfg, k) == getattr(defaults, k)}
+    return dataclasses.replace(cfg, **changes, params=params)
+
+
 def resolve(cfg: RunConfig) -> Resolved:
     """Fill in the defaults of ``cfg`` (IC, integrator, parameters, grid) and check every value, the grid's sizes
     and box included (by building its bases on one device: nothing is computed).
@@ -207,6 +238,8 @@ def resolve(cfg: RunConfig) -> Resolved:
       ConfigError: a message that names the field or parameter and says what is allowed.
     """
     spec, name = lookup(cfg.equation)
+    if cfg.preset is not None:
+        cfg = apply_preset(cfg, spec, name)
     ics = spec.initial_conditions()
     ic = cfg.ic if cfg.ic is not None else next(iter(ics))
     if ic not in ics:
@@ -230,6 +263,9 @@ def resolve(cfg: RunConfig) -> Resolved:
     box = tuple(float(v) for v in box)
     _check_run(cfg)
     _check_grid(variant, name, shape, box, cfg)
+    if cfg.stats_every and variant.statistics is None:
+        raise ConfigError(f"stats_every: {name} has no statistics output (it needs walls: channel, couette, "
+                          "rayleigh-benard)", fields=("stats_every",))
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
     return Resolved(variant, name, ic, integrator, shape, box, eq_params, ic_params, run_params, out)
 
@@ -275,6 +311,8 @@ def _check_run(cfg: RunConfig) -> None:
         ("mesh", cfg.mesh in MESHES, "must be slab, pencil or auto"),
         ("snapshot_every", integer(cfg.snapshot_every, 0), "must be an integer >= 0"),
         ("snapshot_dtype", cfg.snapshot_dtype in ("float32", "float64"), "must be float32 or float64"),
+        ("stats_every", integer(cfg.stats_every, 0), "must be an integer >= 0"),
+        ("stats_start", number(cfg.stats_start) and cfg.stats_start >= 0, "must be a time >= 0"),
     ]
     for name, ok, allowed in checks:
         if not ok:

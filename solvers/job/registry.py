@@ -21,7 +21,7 @@ from ..equations import (
 from ..equations.rayleigh_benard import K_CRITICAL, K_CRITICAL_NO_SLIP
 from ..grids import wall_grid
 from ..model import Param
-from ..outputs import PlotSpec
+from ..outputs import PlotSpec, wall_units
 from .spec import RunSpec, complex_periodic_grid
 
 __all__ = ["REGISTRY", "register"]
@@ -82,6 +82,35 @@ def _convection_bound(eq, initial: float) -> float:
     return 4 * max(initial, (eq.Ra * (1 + eq.amplitude)) ** 2 / (2 * kmin ** 4))
 
 
+def _lee_moser(nu_lm: float) -> float:
+    """``Re`` of this code's units (laminar centreline velocity 1, bulk velocity 2/3) for Lee & Moser's viscosity
+    ``nu_lm`` (bulk velocity 1): velocities scale by 2/3, so ``nu = 2 nu_lm / 3``."""
+    return 1.0 / (2.0 * nu_lm / 3.0)
+
+
+#: turbulent channels at the friction Reynolds numbers of the DNS databases (Lee & Moser 2015: nu = 3.5e-4 at
+#: Re_tau 182, Re_b 13750 at 392, 20000 at 544; Moser, Kim & Mansour 1999 boxes and wall resolutions), started from
+#: laminar flow and a strong random perturbation, with statistics (outer and wall units) and a stop where the flow
+#: relaminarizes. re-tau-180-minimal is the minimal channel of Jimenez & Moin (1991) for one CPU node.
+_CHANNEL_PRESETS = {
+    "re-tau-180": {"n": (129, 128, 128), "box_length": (2.0, 4 * math.pi, 4 * math.pi / 3), "dtype": "float64",
+                   "ic": "turbulent", "params": {"Re": _lee_moser(3.5e-4), "amplitude": 0.3}, "t_end": 400.0,
+                   "cfl": 0.5, "dt_max": 0.02, "stats_every": 10, "stats_start": 150.0, "checkpoint_every": 2000,
+                   "relaminarization": {"after": 60.0, "patience": 30.0}},
+    "re-tau-180-minimal": {"n": (65, 48, 32), "box_length": (2.0, math.pi, 0.3 * math.pi), "dtype": "float64",
+                           "ic": "turbulent", "params": {"Re": _lee_moser(3.5e-4), "amplitude": 0.3},
+                           "t_end": 600.0, "cfl": 0.5, "dt_max": 0.02, "stats_every": 10, "stats_start": 200.0,
+                           "checkpoint_every": 2000, "relaminarization": {"after": 60.0, "patience": 30.0}},
+    "re-tau-395": {"n": (193, 256, 192), "box_length": (2.0, 2 * math.pi, math.pi), "dtype": "float64",
+                   "ic": "turbulent", "params": {"Re": _lee_moser(2.0 / 13750), "amplitude": 0.3}, "t_end": 300.0,
+                   "cfl": 0.5, "dt_max": 0.01, "stats_every": 10, "stats_start": 100.0, "checkpoint_every": 2000,
+                   "relaminarization": {"after": 60.0, "patience": 30.0}},
+    "re-tau-590": {"n": (257, 384, 384), "box_length": (2.0, 2 * math.pi, math.pi), "dtype": "float64",
+                   "ic": "turbulent", "params": {"Re": _lee_moser(2.0 / 20000), "amplitude": 0.3}, "t_end": 300.0,
+                   "cfl": 0.5, "dt_max": 0.01, "stats_every": 10, "stats_start": 100.0, "checkpoint_every": 2000,
+                   "relaminarization": {"after": 60.0, "patience": 30.0}},
+}
+
 _WALL_PLOT = PlotSpec("u", "streamwise velocity u", "velocity.png", normal=2, index=0, axes=(1, 0),
                       energy_label=_KINETIC)
 _CONVECTION_PLOT = PlotSpec("temperature", "temperature T", "temperature.png", normal=2, index=0, axes=(1, 0),
@@ -90,7 +119,8 @@ _CONVECTION_PLOT = PlotSpec("temperature", "temperature T", "temperature.png", n
 
 def _convection(cls, kc, integrator):
     return RunSpec("rayleigh-benard", cls, ndims=(2, 3), integrator=integrator, grid=_convection_grid(cls),
-                   box=_convection_box(kc), plot=_CONVECTION_PLOT, energy_bound=_convection_bound)
+                   box=_convection_box(kc), plot=_CONVECTION_PLOT, energy_bound=_convection_bound,
+                   statistics=wall_units.convection)
 
 
 _SPECS = [
@@ -124,10 +154,12 @@ _SPECS = [
                       "no-slip": _convection(RayleighBenardNoSlip, K_CRITICAL_NO_SLIP, "imex")}),
     RunSpec("channel", Channel, "plane channel flow between no-slip walls y = -1, 1 (--n NY NX [NZ]: Chebyshev "
             "tau in y, Fourier in x, z; velocity-vorticity form)", ndims=(2, 3), integrator="imex",
-            grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_channel_bound),
+            grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_channel_bound,
+            statistics=wall_units.channel, presets=_CHANNEL_PRESETS),
     RunSpec("couette", Couette, "plane Couette flow between walls y = -1, 1 moving at u = -1, +1 (--n NY NX [NZ]: "
             "Chebyshev tau in y, Fourier in x, z; velocity-vorticity form)", ndims=(2, 3), integrator="imex",
-            grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_couette_bound),
+            grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_couette_bound,
+            statistics=wall_units.channel),
 ]
 
 #: the equations runnable by name (``python -m solvers run NAME``), name -> :class:`~solvers.RunSpec`

@@ -4,7 +4,7 @@ versions included), the points it holds its fields on, and the restored state an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,17 @@ __all__ = ["Restart", "checkpoint_points", "restore"]
 
 @dataclass
 class Restart:
-    """Where a resumed run starts: the restored state (in the grid's spectral order) and its clock."""
+    """Where a resumed run starts: the restored state (in the grid's spectral order), its clock, the outputs'
+    samples the checkpoint holds, and the shape the checkpoint was written at where it differs (then the state was
+    interpolated spectrally and the samples restarted)."""
 
     state: Any
     step: int
     t: float
     dt: float
     dt_band: float
+    samples: dict = field(default_factory=dict)
+    resized_from: tuple[int, ...] | None = None
 
 
 def checkpoint_points(ckdir: Path) -> tuple[int, ...] | None:
@@ -42,12 +46,18 @@ def checkpoint_points(ckdir: Path) -> tuple[int, ...] | None:
     return None if points is None else tuple(int(p) for p in points)
 
 
-def restore(cfg: RunConfig, res: Resolved, grid, equation) -> Restart | None:
-    """The latest checkpoint in ``res.out / "checkpoints"`` restored onto ``grid`` (any mesh), after checking that
-    it was written with the same physics and on the same points; None where there is none.
+def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | None = None) -> Restart | None:
+    """The latest checkpoint in ``res.out / "checkpoints"`` restored onto ``grid`` (any mesh), after checking that it
+    was written with the same physics; None where there is none. ``samples_like``: the abstract samples of the run's
+    outputs (name -> pytree) to restore with it.
+
+    A checkpoint written at another resolution (``shape``) is restored on its own grid and interpolated spectrally
+    onto this one: the Fourier and Chebyshev coefficients are zero-padded (a finer grid: the same fields exactly) or
+    truncated (a coarser one: the kept modes exactly); the samples (statistics) restart.
 
     Raises:
-      ConfigError: the checkpoint's settings or points differ from this run's (naming what differs).
+      ConfigError: the checkpoint's settings differ from this run's other than in the grid's sizes, its fields lie
+        on points this mesh cannot hold, or its sizes change the number of dimensions.
     """
     ckdir = res.out / "checkpoints"
     if not ckdir.is_dir():
@@ -58,17 +68,53 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation) -> Restart | None:
         if latest is None:
             return None
         meta = store.read_meta(latest)
-        _check_physics(res.physics(cfg), meta, res, ckdir)
-        _check_points(meta, grid, res, ckdir)
-        state, meta = store.restore(latest, grid.natural_like(equation.abstract_state()))
+        saved_shape = _check_physics(res.physics(cfg), meta, res, ckdir)
+        if saved_shape == tuple(res.shape):
+            _check_points(meta, grid, res, ckdir)
+            state, samples, meta = store.restore_with_samples(latest, grid.natural_like(equation.abstract_state()),
+                                                              samples_like)
+            old = grid
+        else:
+            old = _grid_of(cfg, res, saved_shape, grid.mesh, meta, ckdir)
+            like = old.natural_like(type(equation)(old, **res.eq_params).abstract_state())
+            state, _, meta = store.restore_with_samples(latest, like, None)
+            samples = {}
     finally:
         store.close()
-    if grid.order != "natural" or not grid.nyquist:  # checkpoints hold natural order and the Nyquist coefficient
-        state = jax.jit(lambda s: jax.tree.map(grid.from_natural, s), donate_argnums=0 if grid.nyquist else ())(state)
-    return Restart(state, int(meta["step"]), float(meta["t"]), float(meta["dt"]), float(meta.get("dt_band", 0.0)))
+    state = _onto(old, grid, state)
+    return Restart(state, int(meta["step"]), float(meta["t"]), float(meta["dt"]), float(meta.get("dt_band", 0.0)),
+                   samples, None if old is grid else saved_shape)
 
 
-def _check_physics(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
+def _grid_of(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, meta: dict, ckdir: Path):
+    """The grid a checkpoint of another resolution was written on (on this run's mesh)."""
+    from .build import make_grid
+
+    if len(shape) != len(res.shape):
+        raise ConfigError(f"resume: the checkpoint in {str(ckdir)!r} is {len(shape)}D ({_memory.shape_text(shape)}), "
+                          f"this run is {len(res.shape)}D: a restart changes sizes, not the number of dimensions",
+                          fields=("resume", "n"))
+    points = tuple(meta.get("points", shape))
+    try:
+        return make_grid(cfg, replace(res, shape=shape), shape, mesh, prefer=points)
+    except ValueError as e:
+        raise ConfigError(f"resume: the {_memory.shape_text(shape)} checkpoint in {str(ckdir)!r} cannot be read on "
+                          f"this mesh: {e}", fields=("resume", "mesh")) from None
+
+
+def _onto(old, grid, state):
+    """``state`` (natural order, as checkpoints hold it) of grid ``old`` in ``grid``'s spectral order and sizes."""
+    def convert(s):
+        s = jax.tree.map(old.from_natural, s) if old.order != "natural" or not old.nyquist else s
+        return s if old is grid else jax.tree.map(lambda a: old.resize(a, grid), s)
+
+    if old is grid and grid.order == "natural" and grid.nyquist:
+        return state
+    return jax.jit(convert, donate_argnums=0 if (old is grid and grid.nyquist) else ())(state)
+
+
+def _check_physics(now: dict, meta: dict, res: Resolved, ckdir: Path) -> tuple[int, ...]:
+    """Compare the checkpoint's settings with this run's (all but the grid's sizes); returns its sizes."""
     saved = meta.get("config", {})
     if "format" not in saved:  # written before the parameter declarations
         try:
@@ -77,6 +123,8 @@ def _check_physics(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
             raise ConfigError(f"resume: cannot read the settings of the checkpoint in {str(ckdir)!r}: {e}",
                               fields=("resume",)) from None
     saved, now = json.loads(json.dumps(saved)), json.loads(json.dumps(now))
+    shape = tuple(int(n) for n in saved.pop("shape", now["shape"]))
+    now.pop("shape")
     sp, np_ = saved.pop("params", {}) or {}, now.pop("params")
     for p in res.spec.declared(res.ic):  # parameters added after the checkpoint was written: their old value
         if p.legacy is not None and p.name not in sp:
@@ -86,7 +134,9 @@ def _check_physics(now: dict, meta: dict, res: Resolved, ckdir: Path) -> None:
              if sp.get(k) != np_.get(k)]
     if diff:
         raise ConfigError(f"resume: the checkpoint in {str(ckdir)!r} was written with other settings ("
-                          + "; ".join(diff) + "); resume with the same physics and discretization", fields=("resume",))
+                          + "; ".join(diff) + "); resume with the same physics and discretization (the sizes may "
+                          "differ)", fields=("resume",))
+    return shape
 
 
 def _check_points(meta: dict, grid, res: Resolved, ckdir: Path) -> None:

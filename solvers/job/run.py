@@ -12,11 +12,22 @@ from collections.abc import Sequence
 
 import jax
 
-from ..outputs import Checkpoint, DiagnosticsCSV, Output, Plots, Progress, ResolutionCheck, SnapshotWriter, write_json
+from ..outputs import (
+    Checkpoint,
+    DiagnosticsCSV,
+    Output,
+    Plots,
+    Progress,
+    RelaminarizationStop,
+    ResolutionCheck,
+    SnapshotWriter,
+    Statistics,
+    write_json,
+)
 from ..simulation import BlowUpError, simulate
 from . import memory as _memory
 from .build import Built, build, choose_mesh, first_mesh, validate
-from .config import ConfigError, Resolved, RunConfig
+from .config import ConfigError, Resolved, RunConfig, with_preset
 from .resume import checkpoint_points, restore
 
 __all__ = ["dry_run", "run"]
@@ -33,6 +44,7 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
       ConfigError: bad input (before any compute). BlowUpError: NaN/inf or an energy past the equation's bound,
         naming the step, the time and the last good checkpoint.
     """
+    cfg = with_preset(cfg)
     res = validate(cfg)
     choice = None
     if mesh is None and cfg.mesh == "auto":
@@ -48,11 +60,19 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
             print(f"{res.equation}: the mesh cannot split a {n} grid evenly, so its {n} modes are held on {p} points "
                   f"(dealiased products are exact on either: the run is the {n} run; the CFL number and snapshots "
                   f"read the {p} points)", flush=True)
-        start = restore(cfg, res, grid, eq) if cfg.resume else None
-        if cfg.resume and start is None and lead:
-            print(f"--resume: no checkpoint in {res.out / 'checkpoints'}; starting from the initial condition",
-                  flush=True)
-        job = _outputs(cfg, res, parts, start is not None)
+        job = _outputs(cfg, res, parts, cfg.resume)
+        samples_like = {o.name: jax.eval_shape(s.init, eq.abstract_state())
+                        for o in job.values() if (s := o.sampler(eq)) is not None}
+        start = restore(cfg, res, grid, eq, samples_like) if cfg.resume else None
+        if cfg.resume and lead:
+            if start is None:
+                print(f"--resume: no checkpoint in {res.out / 'checkpoints'}; starting from the initial condition",
+                      flush=True)
+            elif start.resized_from is not None:
+                print(f"--resume: the checkpoint of step {start.step} was written on "
+                      f"{_memory.shape_text(start.resized_from)} points: its modes continue on "
+                      f"{_memory.shape_text(res.shape)} (zero-padded or truncated)"
+                      + ("; statistics restart" if samples_like else ""), flush=True)
         started = time.perf_counter()
         y0 = start.state if start else eq.initial_state(res.ic, **res.ic_params)
         bound = res.spec.energy_bound
@@ -61,7 +81,8 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
                            step0=start.step if start else 0, controller=parts.controller,
                            outputs=[*job.values(), *outputs], max_steps=cfg.max_steps,
                            dt_band=start.dt_band if start else 0.0,
-                           energy_bound=(lambda e: bound(eq, e)) if bound else None, donate=True)
+                           energy_bound=(lambda e: bound(eq, e)) if bound else None, donate=True,
+                           samples=start.samples if start else None)
         except BlowUpError as e:
             ck = job["checkpoint"]
             raise BlowUpError(e.step, e.t, e.reason, ck.last, ck.directory) from None
@@ -75,6 +96,12 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
                "physics": res.physics(cfg), "resolution": job["resolution"].monitor.summary()}
     if choice is not None:
         summary["mesh_autotune"] = choice
+    if sol.stopped:
+        summary["stopped"] = sol.stopped
+    if start is not None and start.resized_from is not None:
+        summary["resumed_from_shape"] = list(start.resized_from)
+    if "statistics" in job:
+        summary["statistics"] = {k: v for k, v in job["statistics"].scalars.items()}
     if "plots" in job:
         summary["plots"] = [str(p) for p in job["plots"].written]
     if lead:
@@ -115,6 +142,12 @@ def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict
         extra = "".join(f", {k}={v:.4g}" for k, v in list(res.eq_params.items())[:2] if isinstance(v, float))
         out["plots"] = Plots(res.out, res.spec.plot, f"{res.equation}, {res.ic}, {grid_txt}{extra}",
                              every=cfg.diag_every)
+    if cfg.stats_every:
+        out["statistics"] = Statistics(res.out, every=cfg.stats_every, start=cfg.stats_start,
+                                       derive=res.spec.statistics)
+    watch = res.spec.presets.get(cfg.preset, {}).get("relaminarization") if cfg.preset else None
+    if watch:
+        out["relaminarization"] = RelaminarizationStop(**watch, every=cfg.diag_every)
     if cfg.progress:
         out["progress"] = Progress()
     return out
@@ -133,6 +166,7 @@ def dry_run(cfg: RunConfig, mesh=None) -> dict:
     Raises:
       ConfigError: as :func:`run` would, before any compute.
     """
+    cfg = with_preset(cfg)
     res = validate(cfg, create=False)
     if mesh is None and cfg.mesh == "auto":
         mesh = first_mesh(cfg, res)

@@ -53,6 +53,10 @@ class RunSpec:
       energy_bound: ``(equation, initial_energy) -> bound``: a run stops with a blow-up when the energy passes it
         (None: only non-finite states stop it).
       points: the grid can hold its modes on more points (a size the mesh cannot split).
+      statistics: the physical reading of averaged profiles (``derive`` of :class:`~solvers.outputs.Statistics`,
+        e.g. :func:`solvers.outputs.wall_units.channel`); None: the equation takes no statistics output.
+      presets: name -> settings of a :class:`~solvers.RunConfig` (fields, and ``params``) that a run with
+        ``preset=NAME`` starts from: what the run sets itself wins.
       choose: a run parameter that picks one of ``variants`` (e.g. ``walls`` of convection), or None.
       variants: value of ``choose`` -> the :class:`RunSpec` it runs (its other fields replace these).
     """
@@ -67,6 +71,8 @@ class RunSpec:
     plot: PlotSpec = field(default_factory=PlotSpec)
     energy_bound: Callable[[Equation, float], float] | None = None
     points: bool = True
+    statistics: Callable | None = None
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     choose: Param | None = None
     variants: Mapping[str, RunSpec] = field(default_factory=dict)
 

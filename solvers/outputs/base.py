@@ -24,7 +24,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Event", "Output", "Row", "RunInfo"]
+__all__ = ["Event", "Output", "Row", "RunInfo", "StopRun"]
+
+
+class StopRun(Exception):  # noqa: N818  (a request, not an error)
+    """Raised by an output (from :meth:`Output.on_rows` or :meth:`Output.on_event`) to end the run early: the run
+    finishes cleanly at the current step (outputs' ``finish``: last checkpoint, plots) and its
+    :class:`~solvers.Solution` says why (``stopped``)."""
 
 
 @dataclass(frozen=True)

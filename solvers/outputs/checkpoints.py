@@ -39,9 +39,14 @@ class Checkpoints:
     def latest_step(self) -> int | None:
         return self._manager.latest_step()
 
-    def save(self, step: int, state: Any, meta: dict) -> None:
-        """Write ``state`` and ``meta`` as checkpoint ``step`` (blocks until it is committed)."""
-        self._manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave({"state": state}),
+    def save(self, step: int, state: Any, meta: dict, samples: dict | None = None) -> None:
+        """Write ``state``, the outputs' device-side ``samples`` (name -> pytree, e.g. statistics) and ``meta`` as
+        checkpoint ``step`` (blocks until it is committed). ``meta["samples"]`` lists the samples' names."""
+        payload = {"state": state}
+        if samples:
+            payload["samples"] = dict(samples)
+            meta = {**meta, "samples": sorted(samples)}
+        self._manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(payload),
                                                          meta=ocp.args.JsonSave(meta)), force=True)
         self._manager.wait_until_finished()
 
@@ -51,18 +56,41 @@ class Checkpoints:
     def restore(self, step: int, like: Any) -> tuple[Any, dict]:
         """Restore checkpoint ``step`` with the shapes, dtypes and shardings of ``like`` (arrays or
         ``jax.ShapeDtypeStruct``): the mesh may differ from the one that wrote it."""
-        target = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), like)
+        state, _, meta = self.restore_with_samples(step, like)
+        return state, meta
+
+    def restore_with_samples(self, step: int, like: Any, samples_like: dict | None = None
+                             ) -> tuple[Any, dict, dict]:
+        """:meth:`restore`, and the samples of ``samples_like`` (name -> abstract pytree) that the checkpoint holds
+        (the others are left out of the returned dict): ``(state, samples, meta)``."""
+        meta = self.read_meta(step)
+        names = [n for n in meta.get("samples", []) if samples_like and n in samples_like]
+        target = {"state": _targets(like)}
+        if meta.get("samples"):  # the stored tree must be asked for whole: samples not wanted are read and dropped
+            if set(names) != set(meta["samples"]):
+                names = []
+            if names:
+                target["samples"] = {n: _targets(samples_like[n]) for n in names}
+        if meta.get("samples") and not names:
+            item = self._manager.item_metadata(step).state
+            target["samples"] = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype), item["samples"])
         out = self._manager.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore({"state": target}), meta=ocp.args.JsonRestore()))
-        return out.state["state"], dict(out.meta)
+            state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
+        samples = dict(out.state["samples"]) if names else {}
+        return out.state["state"], samples, dict(out.meta)
 
     def close(self) -> None:
         self._manager.close()
 
 
+def _targets(like: Any) -> Any:
+    return jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=getattr(a, "sharding", None)), like)
+
+
 class Checkpoint(Output):
     """Writes a checkpoint of the state every ``every`` steps and at the end of the run, with the clock (``step``,
-    ``t``, ``dt``, ``dt_band``: a resumed run takes the same steps to the bit), the grid's points and ``meta``.
+    ``t``, ``dt``, ``dt_band``: a resumed run takes the same steps to the bit), the grid's points, the outputs'
+    device-side samples (statistics continue where they stopped) and ``meta``.
 
     The state is stored in natural spectral order with the Nyquist coefficient of a half axis (the format every
     version wrote): restorable on any mesh or process count (:meth:`Checkpoints.restore`).
@@ -118,7 +146,7 @@ class Checkpoint(Output):
             state = self._natural(state)
         meta = {"step": event.step, "t": event.t, "dt": event.dt, "dt_band": event.dt_band,
                 "points": list(grid.shape), **self.meta}
-        self.store.save(event.step, state, meta)
+        self.store.save(event.step, state, meta, event.samples or None)
         self.last = event.step
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..outputs.base import Event, Row, RunInfo
+from ..outputs.base import Event, Row, RunInfo, StopRun
 from ..stepping import Core, Sampler, Window, lands, segment, start, steps_before
 from ..stepping.controllers import AT_REST, BOUND, NEAR_STOP, NEW_DT, NONFINITE
 from ..stepping.core import MAX_ROWS, MAX_SEGMENT, ROWS_PER_SEGMENT, pack_dtype
@@ -39,6 +39,7 @@ class Clock:
     last_row: dict | None = None
     samples: dict = field(default_factory=dict)
     samples_dev: Any = None
+    stopped: str | None = None
 
 
 @dataclass
@@ -137,10 +138,15 @@ class Loop:
                               [(int(r[0]), r[1:]) for r in buf[:count]])
 
     # ----- the host loop -------------------------------------------------------------------------------
-    def run(self, state, info: RunInfo, dt_band: float):
-        """Step from ``state`` (at ``info.t0``, ``info.step0``) to ``info.t_end`` or ``info.max_steps``."""
+    def run(self, state, info: RunInfo, dt_band: float, samples: dict | None = None):
+        """Step from ``state`` (at ``info.t0``, ``info.step0``) to ``info.t_end`` or ``info.max_steps``; ``samples``:
+        the outputs' samples to continue from (name -> pytree)."""
         clock = Clock(info.step0, info.t0, 0.0, dt_band, math.nan)
-        clock.samples_dev = jax.jit(self.core.sampler.init)(state) if self.core.sampler else None
+        if self.core.sampler is not None:
+            zero = jax.jit(self.core.sampler.init)(state)
+            given = samples or {}
+            clock.samples_dev = tuple(jax.tree.map(jnp.asarray, given[n]) if n in given else z
+                                      for n, z in zip(self.samplers, zero))
         self.pending: list[Row] = []
         if not info.resumed and self.row is not None:
             if self._first is None:
@@ -179,10 +185,14 @@ class Loop:
             except BlowUpError_ as e:
                 self._deliver(clock, before=e.step)  # the rows of the steps before a blow-up are finished work
                 raise e.error from None
-            self._deliver(clock)
-            event = self._event(state, clock, landed and target == t_end)
-            for o in self.outputs:
-                o.on_event(event)
+            try:
+                self._deliver(clock)
+                event = self._event(state, clock, landed and target == t_end)
+                for o in self.outputs:
+                    o.on_event(event)
+            except StopRun as e:  # an output ends the run here, cleanly
+                clock.stopped = str(e)
+                break
         return state, clock
 
     def _energy_of(self, state) -> float:

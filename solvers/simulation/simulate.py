@@ -32,8 +32,9 @@ __all__ = ["BlowUpError", "Solution", "simulate"]
 @dataclass(frozen=True)
 class Solution:
     """What :func:`simulate` returns: the final ``state`` (spectral order of the grid), its time ``t`` and step,
-    the steps this call took, the wall time, the last diagnostics row (None without rows) and the last step's dt
-    and CFL-band dt (what a later call needs to continue bit for bit)."""
+    the steps this call took, the wall time, the last diagnostics row (None without rows), the last step's dt
+    and CFL-band dt (what a later call needs to continue bit for bit), and why it stopped early (an output's
+    :class:`~solvers.outputs.StopRun`; None: it reached ``t_end`` or ``max_steps``)."""
 
     state: Any
     t: float
@@ -43,6 +44,7 @@ class Solution:
     last_row: dict[str, float] | None
     dt: float
     dt_band: float
+    stopped: str | None = None
 
 
 def _number(value: Any, name: str) -> float:
@@ -55,7 +57,7 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
              t_end: float, y0: Any = None, t0: float = 0.0, step0: int = 0,
              controller: FixedStep | CFL | None = None, outputs: Sequence[Output] = (),
              max_steps: int | None = None, dt_band: float = 0.0, energy_bound: float | Callable | None = None,
-             rows: bool = True, donate: bool = False) -> Solution:
+             rows: bool = True, donate: bool = False, samples: dict | None = None) -> Solution:
     """Advance ``equation`` from ``y0`` at ``t0`` to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and
     on every output's stop time.
 
@@ -73,6 +75,8 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
       energy_bound: raise :class:`BlowUpError` when the energy passes it (checked after every step); a function
         ``bound(initial_energy)`` gives it from the energy of ``y0``.
       rows: compute the diagnostics rows the outputs ask for (``row_every``); False: none (outputs get no rows).
+      samples: the outputs' device-side samples to continue from (name -> pytree, as a checkpoint holds them;
+        e.g. statistics of a resumed run); the others start at zero.
       donate: hand ``y0``'s buffers to the first step (``y0`` is then deleted; saves one state of memory). By
         default ``y0`` is copied first and stays valid.
 
@@ -121,7 +125,7 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
         info = RunInfo(equation, integ, control, t0, t_end, int(step0), max_steps, resumed, jax.process_index() == 0,
                        loop.columns, loop.row.shells if loop.row is not None else 0)
         try:
-            state, clock = loop.run(y0, info, float(dt_band))
+            state, clock = loop.run(y0, info, float(dt_band), samples or {})
             event = Event(state, clock.step, clock.t, clock.dt, clock.dt_band, clock.energy, True, clock.samples)
             for o in outputs:
                 o.finish(event)
@@ -129,7 +133,7 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
             for o in outputs:
                 o.close()
     return Solution(state, clock.t, clock.step, clock.step - int(step0), time.perf_counter() - started,
-                    clock.last_row, clock.dt, clock.dt_band)
+                    clock.last_row, clock.dt, clock.dt_band, clock.stopped)
 
 
 def first_energy(values: dict[str, float] | None) -> float:

@@ -1,0 +1,229 @@
+"""Statistics of a flow between walls, as an output: plane- and time-averaged profiles accumulated on the devices
+inside the compiled loop (no host synchronization per sample), with standard errors from batch means, carried in
+checkpoints so that a resumed run continues the same averages.
+
+Every ``every`` steps (from ``start`` on) the sampler averages over the homogeneous (periodic) axes the equation's
+physical fields (``physical_fields``: channel ``u, v, w``; convection ``u, w, temperature``) and their pairwise
+products, on the wall-normal points (array axis 0), and adds them to running sums. The samples also fill batches of
+``batch`` samples; a batch's mean is kept on the devices (at most :data:`MAX_BATCHES`; when full, neighbours are
+merged and the batch size doubles), so the standard error of any averaged quantity is the spread of its batch
+values over ``sqrt(batches - 1)``: a user can tell how converged an average is.
+
+Files (in ``directory``, written at the output's events and at the end, atomically): ``statistics.csv`` (one row
+per wall-normal point: ``y``, the mean of each field and its rms, the covariances, their standard errors, and the
+columns of the physical interpretation, e.g. ``U, u_rms, v_rms, w_rms, uv, y_plus, U_plus`` for channel flow,
+:mod:`solvers.outputs.wall_units`), ``statistics.h5`` (the same columns and the scalars, with the sample count;
+read with :func:`open_statistics`) and ``statistics.png``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..stepping import Sampler
+from .base import Event, Output, RunInfo, writable_directory
+from .csv import CsvLog
+
+__all__ = ["MAX_BATCHES", "Statistics", "open_statistics"]
+
+#: the most batch means the devices keep (neighbours merge when full, the batch size doubles)
+MAX_BATCHES = 32
+
+
+def _names(fields: list[str]) -> list[str]:
+    """The averaged quantities: each field, then each product of two (``uv``, ``TT``...)."""
+    return fields + [a + b for a, b in itertools.combinations_with_replacement(fields, 2)]
+
+
+class Statistics(Output):
+    """Plane- and time-averaged profiles of a wall-bounded flow (see the module).
+
+    Args:
+      directory: where ``statistics.csv``/``.h5``/``.png`` go (created).
+      every: a sample every this many steps (steps that are multiples of it).
+      start: samples only from this time on (the transient before is left out).
+      batch: samples per batch of the batch means (doubles when :data:`MAX_BATCHES` are full).
+      derive: ``derive(equation, y, means) -> (columns, scalars)``: the physical interpretation of the averaged
+        quantities (``means``: name -> profile; e.g. :func:`~solvers.outputs.wall_units.channel`), or None.
+      write_every: write the files every this many steps (and at the end); default ``50 * every``.
+
+    Raises:
+      ValueError: ``every``, ``batch`` or ``write_every`` not positive integers, ``start`` negative, a ``directory``
+        that cannot be written; at the start of a run, an equation without physical fields or a grid whose axis 0
+        is periodic.
+    """
+
+    wants_spectrum = False
+
+    def __init__(self, directory: str | os.PathLike, every: int = 10, start: float = 0.0, batch: int = 10,
+                 derive: Callable | None = None, write_every: int | None = None):
+        for name, v in (("every", every), ("batch", batch), ("write_every", write_every or 1)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"Statistics: {name} must be an integer >= 1, got {v!r}")
+        if not (isinstance(start, (int, float)) and math.isfinite(start) and start >= 0):
+            raise ValueError(f"Statistics: start must be a time >= 0, got {start!r}")
+        self.directory = writable_directory(directory, "Statistics")
+        self.every, self.start_time, self.batch, self.derive = every, float(start), batch, derive
+        self.write_every = write_every or 50 * every
+        self.equation = None
+        self.lead = True
+        self.columns: dict[str, np.ndarray] = {}
+        self.scalars: dict[str, float] = {}
+        self._acc = None
+
+    # ----- the device side -------------------------------------------------------------------------
+    def sampler(self, equation) -> Sampler:
+        grid = equation.grid
+        if getattr(grid.bases[0], "kind", "fft") in ("fft", "rfft"):
+            raise ValueError("Statistics: axis 0 of the grid must be a wall-normal axis (Chebyshev, sine or cosine)")
+        try:
+            fields = list(jax.eval_shape(equation.physical_fields, equation.abstract_state()))
+        except NotImplementedError as e:
+            raise ValueError(f"Statistics: {e}") from None
+        self.names = _names(fields)
+        self.fields = fields
+        ny, q, real = grid.shape[0], len(self.names), grid.dtype
+        start, size0 = self.start_time, self.batch
+
+        def profiles(state):
+            f = equation.physical_fields(state)
+            vals = [f[k] for k in fields]
+            prods = [a * b for a, b in itertools.combinations_with_replacement(vals, 2)]
+            axes = tuple(range(1, grid.ndim))
+            return jnp.stack([jnp.mean(v, axis=axes) for v in vals + prods]).astype(real)
+
+        def init(state):
+            zeros = jnp.zeros((q, ny), real)
+            count = jnp.zeros((), jnp.int32)
+            return {"count": count, "sum": zeros, "batch": zeros, "in_batch": count,
+                    "means": jnp.zeros((MAX_BATCHES, q, ny), real), "batches": count,
+                    "size": jnp.asarray(size0, jnp.int32)}
+
+        def update(acc, state, t, dt, step):
+            take = t >= start
+            p = jnp.where(take, profiles(state), 0)
+            n = take.astype(jnp.int32)
+            acc = {**acc, "count": acc["count"] + n, "sum": acc["sum"] + p, "batch": acc["batch"] + p,
+                   "in_batch": acc["in_batch"] + n}
+            full = acc["in_batch"] >= acc["size"]
+            k = jnp.minimum(acc["batches"], MAX_BATCHES - 1)
+            means = jnp.where(full, acc["means"].at[k].set(acc["batch"] / acc["size"].astype(real)), acc["means"])
+            batches = acc["batches"] + full.astype(jnp.int32)
+            merge = batches >= MAX_BATCHES  # neighbours merge: half as many batches of twice the size
+            merged = jnp.concatenate([0.5 * (means[0::2] + means[1::2]), jnp.zeros_like(means[: MAX_BATCHES // 2])])
+            return {**acc, "batch": jnp.where(full, 0, acc["batch"]), "in_batch": jnp.where(full, 0, acc["in_batch"]),
+                    "means": jnp.where(merge, merged, means), "batches": jnp.where(merge, MAX_BATCHES // 2, batches),
+                    "size": jnp.where(merge, 2 * acc["size"], acc["size"])}
+
+        return Sampler(init, update, self.every)
+
+    # ----- the host side ---------------------------------------------------------------------------
+    def start(self, run: RunInfo, event: Event) -> None:
+        self.equation, self.lead = run.equation, run.lead
+
+    def next_step(self, step: int) -> int | None:
+        return (step // self.write_every + 1) * self.write_every
+
+    def on_event(self, event: Event) -> None:
+        if event.step % self.write_every == 0:
+            self._collect(event)
+            self.write()
+
+    def finish(self, event: Event) -> None:
+        self._collect(event)
+        self.write()
+
+    def _collect(self, event: Event) -> None:
+        acc = jax.device_get(event.samples.get(self.name))
+        if acc is None or int(acc["count"]) == 0:
+            return
+        grid = self.equation.grid
+        y = np.asarray(grid.bases[0].points(), np.float64)
+        count = int(acc["count"])
+        means = dict(zip(self.names, np.asarray(acc["sum"], np.float64) / count))
+        batches = int(acc["batches"])
+        per_batch = [dict(zip(self.names, np.asarray(acc["means"][b], np.float64))) for b in range(batches)]
+        columns, scalars = self._describe(y, means)
+        errors = [self._describe(y, m) for m in per_batch] if batches >= 2 else []
+        for name in list(columns):
+            if errors:
+                vals = np.stack([e[0][name] for e in errors])
+                columns[f"{name}_se"] = vals.std(axis=0, ddof=1) / math.sqrt(batches)
+        for name in list(scalars):
+            if errors:
+                vals = np.array([e[1][name] for e in errors])
+                scalars[f"{name}_se"] = float(vals.std(ddof=1) / math.sqrt(batches))
+        scalars.update({"samples": count, "batches": batches, "batch_size": int(acc["size"]), "t": event.t,
+                        "step": event.step, "start": self.start_time, "every": self.every})
+        self.columns, self.scalars = columns, scalars
+
+    def _describe(self, y: np.ndarray, means: dict[str, np.ndarray]) -> tuple[dict, dict]:
+        """The columns and scalars of averaged quantities: ``y``, each field's mean and rms, the covariances, and
+        the physical interpretation (``derive``)."""
+        cols: dict[str, np.ndarray] = {"y": y}
+        for a in self.fields:
+            cols[a] = means[a]
+            cols[f"{a}_rms"] = np.sqrt(np.maximum(means[a + a] - means[a] ** 2, 0))
+        for a, b in itertools.combinations(self.fields, 2):
+            cols[f"{a}{b}_cov"] = means[a + b] - means[a] * means[b]
+        scalars: dict[str, float] = {}
+        if self.derive is not None:
+            extra_cols, scalars = self.derive(self.equation, y, means)
+            cols.update(extra_cols)
+        return cols, scalars
+
+    def write(self) -> None:
+        """Write ``statistics.csv``, ``statistics.h5`` and ``statistics.png`` from the last averages (lead only)."""
+        if not self.lead or not self.columns:
+            return
+        names = list(self.columns)
+        tmp = self.directory / "statistics.csv.tmp"
+        tmp.unlink(missing_ok=True)
+        log = CsvLog(tmp, names)
+        for i in range(len(self.columns["y"])):
+            log.write({k: float(self.columns[k][i]) for k in names})
+        os.replace(tmp, self.directory / "statistics.csv")
+        try:
+            import h5py
+        except ImportError:
+            h5py = None
+        if h5py is not None:
+            tmp = self.directory / "statistics.h5.tmp"
+            with h5py.File(tmp, "w") as f:
+                for k, v in self.columns.items():
+                    f.create_dataset(k, data=np.asarray(v, np.float64))
+                for k, v in self.scalars.items():
+                    f.attrs[k] = v
+            os.replace(tmp, self.directory / "statistics.h5")
+        from .plots import plot_statistics
+
+        plot_statistics(self.directory / "statistics.png", self.columns, self.scalars)
+
+
+def open_statistics(path: str | os.PathLike):
+    """``statistics.h5`` (or a run directory holding it) as an ``xarray.Dataset``: one variable per column along the
+    wall-normal coordinate ``y``, the scalars as attributes.
+
+    Raises:
+      FileNotFoundError: no statistics file there. ImportError: h5py or xarray missing (``pip install "xfft[io]"``).
+    """
+    import h5py
+    import xarray as xr
+
+    p = Path(path)
+    p = p / "statistics.h5" if p.is_dir() else p
+    if not p.exists():
+        raise FileNotFoundError(f"open_statistics: no statistics file at {str(p)!r}")
+    with h5py.File(p, "r") as f:
+        y = np.asarray(f["y"])
+        data = {k: ("y", np.asarray(f[k])) for k in f if k != "y"}
+        attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
+    return xr.Dataset(data, coords={"y": y}, attrs=attrs)
