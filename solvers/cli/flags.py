@@ -99,7 +99,8 @@ def config(ns: argparse.Namespace):
         if not times:
             raise ValueError("--snapshot-times expects at least one time (T1,T2,...)")
     return RunConfig(
-        equation=ns.equation, ic=ns.ic, n=tuple(ns.n) if ns.n else RunConfig.n, t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
+        equation=ns.equation, ic=ns.ic, n=tuple(ns.n) if ns.n else RunConfig.n,
+        t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
         dtype=ns.dtype, integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias,
         backend=ns.backend, box_length=None if ns.box_length is None else tuple(ns.box_length),
         diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,
