@@ -1,15 +1,27 @@
-"""Benchmark: distributed FFTs (natural and transposed spectral order) vs single-device and XLA's sharded fftn.
+"""Benchmark: distributed FFTs in natural and transposed spectral order vs mpi4py-fft and one device.
 
 Writes ``benchmarks/results/fft.json`` and ``benchmarks/results/fft.png`` (``fft_<platform>.*`` for
-``--platform auto`` on an accelerator). Times are medians of repeated runs of compiled functions
-(``block_until_ready``), timed round-robin across cases; ratios compare numbers measured in the same run.
+``--platform auto`` on an accelerator) with the date, the machine and its load (``uptime`` before and after).
+Times are medians of repeated runs of compiled functions (``block_until_ready``), timed round-robin across cases;
+ratios compare numbers measured in the same run. Every xfft case also records its HLO facts: the transposes that
+change the minor-most axis in the lowered program (``transposes``), FFT ops, matrix products and all-to-alls in the
+compiled one. Cases per decomposition (slab ``P('x')`` on 8 devices, pencil ``P('x', 'y')`` on 2 x 4) and kind
+(``xfft3d`` c2c complex64, ``xrfft3d`` r2c float32):
+
+- ``<f> <dec>``: natural order (the default), as users call it;
+- ``<f> <dec> transposed``: ``order="transposed"``;
+- ``<f> <dec> natural, transposes``: natural order lowered as on accelerators (the last stage by the FFT op and a
+  transpose back; ``xfft._partition.MATRIX_DFT`` off): what natural order cost before its last stage ran in place;
+- ``mpi4py-fft <dec> <kind>``: FFTW + MPI, ranks = devices, under ``mpirun`` (Debian's ``python3-mpi4py-fft`` for
+  ``/usr/bin/python3``; skipped with a message when it is missing);
+- one device: ``jnp.fft.fftn``/``rfftn`` and ``xfft3d``/``xrfft3d`` on one device of the same machine.
+
 Memory comes from ``compiled.memory_analysis()``: temporaries per device, and bytes per grid point (arguments +
-outputs + temporaries - aliased, summed over devices), from which the largest grid that fits the devices'
-memory is estimated (accelerator: ``memory_stats()["bytes_limit"]``; CPU: the host's RAM).
+outputs + temporaries - aliased, summed over devices), from which the largest grid that fits the devices' memory
+is estimated (accelerator: ``memory_stats()["bytes_limit"]``; CPU: the host's RAM).
 
 Platforms: ``--platform cpu`` (default) forces 8 virtual CPU devices; ``--platform auto`` runs on whatever JAX
-finds (a GPU: its devices, e.g. one H100). On CPU, when Debian's ``python3-mpi4py-fft`` is installed (FFTW + MPI,
-for ``/usr/bin/python3``), an mpi4py-fft peer column runs the same grid with ranks = devices under ``mpirun``.
+finds (a GPU: its devices, e.g. one H100).
 
 Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends]``.
 """
@@ -21,6 +33,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -53,6 +66,7 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 
 import xfft  # noqa: E402
+import xfft._partition  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -80,11 +94,35 @@ def largest_cube(bpp: float, budget: int, multiple: int) -> int:
     return max(multiple, n - n % multiple)
 
 
+def hlo_facts(lowered, compiled) -> dict:
+    """Transposes that change the minor-most axis (lowered StableHLO), FFT ops, matrix products and all-to-alls
+    (compiled HLO)."""
+    dims = re.findall(r"stablehlo.transpose %\S+, dims = \[([\d, ]+)\]", lowered.as_text())
+    text = compiled.as_text()
+    return {"transposes": sum(int(d.split(",")[-1]) != len(d.split(",")) - 1 for d in dims),
+            "fft_ops": len(re.findall(r"[\s=]fft\(", text)), "dots": len(re.findall(r"[\s=]dot\(", text)),
+            "all_to_alls": len(re.findall(r"[\s=]all-to-all(?:-start)?\(", text))}
+
+
+def with_transposes(f):
+    """``f`` lowered as on accelerators: natural order restored by a transpose after the last FFT op."""
+    def g(x):
+        keep = xfft._partition.MATRIX_DFT
+        xfft._partition.MATRIX_DFT = False
+        try:
+            return f(x)
+        finally:
+            xfft._partition.MATRIX_DFT = keep
+    return g
+
+
 def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int) -> list[dict]:
     """Median wall time of each case, timed round-robin so machine load hits every case alike."""
-    compiled = []
+    compiled, facts = [], {}
     for name, f, x in cases:
-        c = jax.jit(f).lower(x).compile()
+        lowered = jax.jit(f).lower(x)
+        c = lowered.compile()
+        facts[name] = hlo_facts(lowered, c)
         c(x).block_until_ready()  # warm-up
         compiled.append((name, c, x))
     times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
@@ -105,6 +143,7 @@ def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int
             "temp_over_local_block": mem.temp_size_in_bytes / (x.nbytes // n_dev),
             "bytes_per_point": bytes_per_point(c, n_dev, x.size),
             "devices": n_dev,
+            **facts[name],
         })
     return rows
 
@@ -114,10 +153,11 @@ import json, statistics, sys, time
 import numpy as np
 from mpi4py import MPI
 from mpi4py_fft import PFFT, newDistArray
-n, decomp, repeats, grid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+n, decomp, repeats, grid, kind = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 comm = MPI.COMM_WORLD
 kw = dict(slab=True) if decomp == "slab" else dict(grid=tuple(int(v) for v in grid.split("x")) + (1,))
-fft = PFFT(comm, (n, n, n), axes=(0, 1, 2), dtype=np.complex64, backend="fftw", **kw)
+dtype = np.float32 if kind == "r2c" else np.complex64
+fft = PFFT(comm, (n, n, n), axes=(0, 1, 2), dtype=dtype, backend="fftw", **kw)
 u = newDistArray(fft, False)
 u[:] = np.random.default_rng(comm.Get_rank()).standard_normal(u.shape)
 uh = newDistArray(fft, True)
@@ -129,7 +169,8 @@ for _ in range(repeats):
     fft.forward(u, uh)
     ts.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
 if comm.Get_rank() == 0:
-    print("PEER " + json.dumps({"median_s": statistics.median(ts), "min_s": min(ts)}))
+    print("PEER " + json.dumps({"median_s": statistics.median(ts), "min_s": min(ts), "in": list(u.shape),
+                                "out": list(uh.shape)}))
 """
 
 
@@ -142,26 +183,28 @@ def mpi4py_fft_available() -> str | None:
 
 
 def peer_rows(n: int, repeats: int, ranks: int, pencil: tuple[int, int]) -> list[dict]:
-    """mpi4py-fft (FFTW + MPI) c2c complex64 forward at ``n^3`` with ``ranks`` processes, slab and pencil."""
+    """mpi4py-fft (FFTW + MPI) forward at ``n^3`` with ``ranks`` processes: slab and pencil, c2c (complex64) and
+    r2c (float32)."""
     out = []
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(_PEER)
     try:
         for dec in ("slab", "pencil"):
-            cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
-            if os.geteuid() == 0:
-                cmd.insert(1, "--allow-run-as-root")
-            cmd += ["/usr/bin/python3", f.name, str(n), dec, str(repeats), f"{pencil[0]}x{pencil[1]}"]
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
-            env["OMP_NUM_THREADS"] = "1"
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
-            line = next((ln for ln in res.stdout.splitlines() if ln.startswith("PEER ")), None)
-            if line is None:
-                print(f"[fft] mpi4py-fft {dec} failed: {res.stderr.strip()[-400:]}", file=sys.stderr)
-                continue
-            r = json.loads(line[5:])
-            out.append({"case": f"mpi4py-fft {dec} ({ranks} ranks)", "median_s": r["median_s"],
-                        "min_s": r["min_s"], "devices": ranks})
+            for kind in ("c2c", "r2c"):
+                cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
+                if os.geteuid() == 0:
+                    cmd.insert(1, "--allow-run-as-root")
+                cmd += ["/usr/bin/python3", f.name, str(n), dec, str(repeats), f"{pencil[0]}x{pencil[1]}", kind]
+                env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
+                env["OMP_NUM_THREADS"] = "1"
+                res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+                line = next((ln for ln in res.stdout.splitlines() if ln.startswith("PEER ")), None)
+                if line is None:
+                    print(f"[fft] mpi4py-fft {dec} {kind} failed: {res.stderr.strip()[-400:]}", file=sys.stderr)
+                    continue
+                r = json.loads(line[5:])
+                out.append({"case": f"mpi4py-fft {dec} {kind}", "median_s": r["median_s"], "min_s": r["min_s"],
+                            "devices": ranks, "local_in": r["in"], "local_out": r["out"]})
     finally:
         os.unlink(f.name)
     return out
@@ -176,35 +219,30 @@ def run_size(n: int, repeats: int, peer: bool, backends: bool) -> list[dict]:
     one = jax.device_put(c, jax.devices()[0])
     rone = jax.device_put(a, jax.devices()[0])
     if jax.device_count() == 1:  # one accelerator: every mesh is that device; keep one copy (1024^3 on a GPU)
-        xs = xp = one
-        rs = rp = rone
+        inputs = {("xfft3d", "slab"): one, ("xfft3d", "pencil"): one, ("xrfft3d", "slab"): rone,
+                  ("xrfft3d", "pencil"): rone}
     else:
-        xs = jax.device_put(c, NamedSharding(slab, PartitionSpec("x")))
-        xp = jax.device_put(c, NamedSharding(pencil, PartitionSpec("x", "y")))
-        rs = jax.device_put(a, NamedSharding(slab, PartitionSpec("x")))
-        rp = jax.device_put(a, NamedSharding(pencil, PartitionSpec("x", "y")))
+        inputs = {(f, dec): jax.device_put(arr, NamedSharding(m, spec))
+                  for f, arr in (("xfft3d", c), ("xrfft3d", a))
+                  for dec, m, spec in (("slab", slab, PartitionSpec("x")), ("pencil", pencil, PartitionSpec("x", "y")))}
     del a, c
 
     def tr(f):
         return lambda x: f(x, order="transposed")
 
-    rows = measure_interleaved([
-        ("xfft3d slab", xfft.xfft3d, xs),
-        ("xfft3d slab transposed", tr(xfft.xfft3d), xs),
-        ("xfft3d pencil", xfft.xfft3d, xp),
-        ("xfft3d pencil transposed", tr(xfft.xfft3d), xp),
-        ("xrfft3d slab", xfft.xrfft3d, rs),
-        ("xrfft3d slab transposed", tr(xfft.xrfft3d), rs),
-        ("xrfft3d pencil", xfft.xrfft3d, rp),
-        ("xrfft3d pencil transposed", tr(xfft.xrfft3d), rp),
-        ("jnp.fft.fftn 1 device", jnp.fft.fftn, one),
-        ("xfft3d 1 device", xfft.xfft3d, one),
-        ("jnp.fft.rfftn 1 device", jnp.fft.rfftn, rone),
-        ("xrfft3d 1 device", xfft.xrfft3d, rone),
-    ], repeats)
+    cases = []
+    for (name, dec), x in inputs.items():
+        f = getattr(xfft, name)
+        cases += [(f"{name} {dec}", f, x), (f"{name} {dec} transposed", tr(f), x)]
+        if jax.device_count() > 1:
+            cases.append((f"{name} {dec} natural, transposes", with_transposes(f), x))
+    cases += [("jnp.fft.fftn 1 device", jnp.fft.fftn, one), ("xfft3d 1 device", xfft.xfft3d, one),
+              ("jnp.fft.rfftn 1 device", jnp.fft.rfftn, rone), ("xrfft3d 1 device", xfft.xrfft3d, rone)]
+    rows = measure_interleaved(cases, repeats)
     if len(jax.devices()) > 1:
         # XLA's own sharded fftn is 10-20x slower: timed separately with fewer repeats.
-        rows += measure_interleaved([("jnp.fft.fftn sharded (XLA)", jnp.fft.fftn, xs)], max(2, repeats // 4))
+        rows += measure_interleaved([("jnp.fft.fftn sharded (XLA)", jnp.fft.fftn, inputs["xfft3d", "slab"])],
+                                    max(2, repeats // 4))
     if backends and len(jax.devices()) == 8:
         try:  # optional backend rows (jaxdecomp), when the extra is installed
             sys.path.insert(0, str(HERE))
@@ -218,6 +256,37 @@ def run_size(n: int, repeats: int, peer: bool, backends: bool) -> list[dict]:
     for r in rows:
         r["n"] = n
     return rows
+
+
+def orders_table(by: dict, n: int) -> dict:
+    """Per kind and decomposition: natural, transposed, natural with transposes, mpi4py-fft and one device (ms),
+    the ratios of natural order to the others, and each xfft case's HLO facts."""
+    def ms(case):
+        return by[(n, case)]["median_s"] * 1e3 if (n, case) in by else float("nan")
+
+    out = {}
+    for f, kind, single in (("xfft3d", "c2c", "jnp.fft.fftn 1 device"), ("xrfft3d", "r2c", "jnp.fft.rfftn 1 device")):
+        for dec in ("slab", "pencil"):
+            base = f"{f} {dec}"
+            t = {"natural": ms(base), "transposed": ms(f"{base} transposed"),
+                 "natural_with_transposes": ms(f"{base} natural, transposes"),
+                 "mpi4py_fft": ms(f"mpi4py-fft {dec} {kind}"), "one_device": ms(single)}
+            out[f"{dec} {kind}"] = {
+                "ms": t,
+                "natural_over": {k: t["natural"] / v for k, v in t.items() if k != "natural"},
+                "hlo": {o: {k: by[(n, c)][k] for k in ("transposes", "fft_ops", "dots", "all_to_alls")}
+                        for o, c in (("natural", base), ("transposed", f"{base} transposed"),
+                                     ("natural_with_transposes", f"{base} natural, transposes")) if (n, c) in by},
+            }
+    return out
+
+
+def uptime() -> str:
+    """``uptime``'s line (the load averages), or the load averages alone where the command is missing."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "load average: " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def summarize(rows: list[dict], budget: int) -> dict:
@@ -243,9 +312,7 @@ def summarize(rows: list[dict], budget: int) -> dict:
             "bytes_per_point": {c: by[(n, c)]["bytes_per_point"] for (m, c) in by
                                 if m == n and "bytes_per_point" in by[(n, c)]},
         }
-        peers = {c: t(c) for (m, c) in by if m == n and c.startswith("mpi4py-fft")}
-        if peers:
-            s["xfft3d_over_mpi4py_fft"] = {c: t("xfft3d " + c.split()[1]) / v for c, v in peers.items()}
+        s["orders"] = orders_table(by, n)
         ndev = len(jax.devices())
         s["largest_cube_that_fits"] = {c: largest_cube(b, budget, 2 * ndev)
                                        for c, b in s["bytes_per_point"].items()}
@@ -259,8 +326,9 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    main = ["xfft3d slab", "xfft3d slab transposed", "xfft3d pencil", "xfft3d pencil transposed", "xrfft3d slab",
-            "xrfft3d slab transposed", "jnp.fft.fftn 1 device", "jnp.fft.rfftn 1 device", "xrfft3d 1 device",
+    main = ["xfft3d slab", "xfft3d slab transposed", "xfft3d slab natural, transposes", "xfft3d pencil",
+            "xfft3d pencil transposed", "xfft3d pencil natural, transposes", "xrfft3d slab", "xrfft3d slab transposed",
+            "xrfft3d pencil", "xrfft3d pencil transposed", "jnp.fft.fftn 1 device", "jnp.fft.rfftn 1 device",
             "jnp.fft.fftn sharded (XLA)"]
     extra = ["jaxdecomp pfft3d slab (transposed)", "jaxdecomp xfft3d slab (natural, kernel)"]
     extra += sorted({r["case"] for r in rows if r["case"].startswith("mpi4py-fft")})
@@ -307,6 +375,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"[fft] no mpi4py-fft peer column: {why}", file=sys.stderr)
         peer = False
     budget, budget_from = memory_budget()
+    load_before = uptime()
     rows = []
     for n in args.sizes:
         reps = args.repeats or {64: 30, 128: 15}.get(n, 9)
@@ -314,11 +383,13 @@ def main(argv: list[str] | None = None) -> None:
         rows += new
         for r in new:
             ms, bpp = r["median_s"] * 1e3, r.get("bytes_per_point", float("nan"))
-            print(f"{n:4d}^3  {r['case']:44s} {ms:9.2f} ms  {bpp:6.1f} B/point", flush=True)
+            hlo = f"  T{r['transposes']} fft{r['fft_ops']} dot{r['dots']}" if "transposes" in r else ""
+            print(f"{n:4d}^3  {r['case']:44s} {ms:9.2f} ms  {bpp:6.1f} B/point{hlo}", flush=True)
     result = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {jax.device_count()} {dev.platform} devices "
                    f"({dev.device_kind})",
+        "load": {"before": load_before, "after": uptime()},
         "jax": jax.__version__,
         "memory_budget_bytes": budget,
         "memory_budget_from": budget_from,

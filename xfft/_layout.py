@@ -2,10 +2,12 @@
 
 A *layout* is a tuple with one entry per array axis; each entry is a tuple of mesh-axis names (major to minor)
 that shard that array axis, exactly like a ``PartitionSpec`` written out in full. A *plan* (:class:`Plan`) is the
-sequence of local transform stages (:class:`Fft`, :class:`Rfft`), local crops/pads (:class:`Resize`) and
-all-to-all moves (:class:`Move`) that transforms every requested array axis. Plans are made by the pure, cached
-planning functions of :mod:`xfft._plan`, lowered to programs over physical axes by :mod:`xfft._lower` and run by
-the one executor in :mod:`xfft._partition`. Everything here is static information (frozen dataclasses).
+sequence of steps that transforms every requested array axis: local transform stages (:class:`Fft`,
+:class:`Rfft`), local crops/pads (:class:`Resize`), all-to-all moves (:class:`Move`), transforms of an axis that
+stays sharded (:class:`FourStep`) and, where no even layout of the output exists, all-gathers (:class:`Gather`).
+Plans are made by the pure, cached planning functions of :mod:`xfft._plan`, lowered to programs over physical
+axes by :mod:`xfft._lower` and run by the one executor in :mod:`xfft._partition`. Everything here is static
+information (frozen dataclasses).
 
 Per-axis transform kinds: an :class:`Fft` stage transforms each of its axes with a kind from :data:`KINDS`
 (``"fft"`` unless ``kinds`` says otherwise: a DCT or DST of type 1-4); the real-to-complex axis is an
@@ -77,6 +79,33 @@ class Move:
 
 
 @dataclass(frozen=True)
+class FourStep:
+    """DFT (or inverse) of ``n`` points along array axis ``axis``, which stays sharded over ``mesh_axes``: three
+    all-to-alls and local transforms (:mod:`xfft._fourstep`); the layout does not change."""
+
+    axis: int
+    mesh_axes: tuple[str, ...]
+    n: int
+    inverse: bool = False
+
+
+@dataclass(frozen=True)
+class Gather:
+    """All-gather of array axis ``axis`` over ``mesh_axes``, cropped to its true length ``n`` (the last blocks may
+    be padding): the axis becomes replicated. Only where no even layout of a transform's output exists (JAX shards
+    arrays evenly). ``scatter=True`` is its inverse: each device keeps its block of the replicated axis (padded to
+    a multiple of the devices), no communication."""
+
+    mesh_axes: tuple[str, ...]
+    axis: int
+    n: int
+    scatter: bool = False
+
+    def inverted(self) -> Gather:
+        return Gather(self.mesh_axes, self.axis, self.n, not self.scatter)
+
+
+@dataclass(frozen=True)
 class Resize:
     """Local crop or zero-pad of array axis ``axis`` (unsharded at this step) to length ``n``, like the ``s`` of
     ``numpy.fft``: keep the first ``n`` entries, or append zeros."""
@@ -85,7 +114,7 @@ class Resize:
     n: int
 
 
-Step = Fft | Rfft | Move | Resize
+Step = Fft | Rfft | Move | Resize | FourStep | Gather
 
 #: the ``real`` argument of the planners for a real transform whose half axis leaves out the Nyquist coefficient
 #: (``xrfftn(..., drop_nyquist=True)``); it is truthy, so every ``if real`` treats it as a real transform
@@ -109,7 +138,7 @@ class Plan:
 
     @property
     def num_all_to_all(self) -> int:
-        return sum(isinstance(s, Move) for s in self.steps)
+        return sum(isinstance(s, Move) + 3 * isinstance(s, FourStep) for s in self.steps)
 
     def inverted(self) -> Plan:
         """The plan that undoes this one (steps reversed and inverted; the output shape is not tracked).
@@ -119,8 +148,10 @@ class Plan:
         """
         steps: list[Step] = []
         for s in reversed(self.steps):
-            if isinstance(s, Move):
+            if isinstance(s, (Move, Gather)):
                 steps.append(s.inverted())
+            elif isinstance(s, FourStep):
+                steps.append(FourStep(s.axis, s.mesh_axes, s.n, not s.inverse))
             elif isinstance(s, Rfft):
                 steps.append(Rfft(s.axis, s.n, not s.inverse, s.nyquist))
             elif isinstance(s, Fft):
@@ -134,10 +165,21 @@ def with_kinds(plan: Plan, kinds: tuple[tuple[int, str], ...]) -> Plan:
     """``plan`` with the per-axis ``kinds`` (``(axis, kind)`` pairs of real-to-real axes) on its :class:`Fft` steps.
 
     Axes not named stay ``"fft"``; the moves and layouts are unchanged (they do not depend on the kinds).
+
+    Raises:
+      ValueError: a real-to-real kind on an axis the plan transforms with :class:`FourStep` (a DCT or DST needs
+        its whole axis on one device).
     """
     if not kinds:
         return plan
     kind = dict(kinds)
+    for s in plan.steps:
+        if isinstance(s, FourStep) and kind.get(s.axis, "fft") != "fft":
+            raise ValueError(
+                f"kind {kind[s.axis]!r} along axis {s.axis}: the axis is sharded and no other axis can take its "
+                f"mesh axes {s.mesh_axes}, so it would be transformed across the devices (four-step), which only "
+                "the Fourier kind 'fft' allows; shard another axis, or add one for the mesh axes to move to"
+            )
     steps = tuple(Fft(s.axes, s.inverse, tuple(kind.get(a, "fft") for a in s.axes)) if isinstance(s, Fft) else s
                   for s in plan.steps)
     return Plan(plan.in_layout, steps, plan.out_layout, plan.out_shape)
@@ -184,8 +226,8 @@ def canonical_layout(shape: tuple[int, ...], axes: tuple[int, ...], mesh_sizes: 
     """The layout xfft picks for a grid whose sharding it cannot see (:func:`xfft.real_sharding`).
 
     Mesh axes (in mesh order, size-1 axes skipped) go to the leading ``axes``, one each, skipping axes they do not
-    divide and keeping the last of ``axes`` unsharded if possible; extra mesh axes stack on an already sharded
-    axis. Raises ``ValueError`` when the grid cannot be split evenly.
+    divide and keeping the last of ``axes`` unsharded if possible (a 1D grid shards its one axis); extra mesh axes
+    stack on an already sharded axis. Raises ``ValueError`` when the grid cannot be split evenly.
     """
     sizes = dict(mesh_sizes)
     layout: list[tuple[str, ...]] = [() for _ in shape]
@@ -203,7 +245,7 @@ def canonical_layout(shape: tuple[int, ...], axes: tuple[int, ...], mesh_sizes: 
                 f"any of the transformed axes {axes}: {why}"
             )
         free = [d for d in ok if not layout[d]]
-        if sum(not layout[d] for d in axes) <= 1:
+        if len(axes) > 1 and sum(not layout[d] for d in axes) <= 1:
             free = []  # keep one transformed axis unsharded: stack on a sharded axis instead
         stacked = [d for d in ok if layout[d]]
         if not (free or stacked):

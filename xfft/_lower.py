@@ -3,11 +3,17 @@
 XLA's FFT op only transforms the minor-most axes, so each run of local transforms becomes one multi-axis FFT op
 over the trailing axes (:class:`TrailingFft`), preceded by a local :class:`Transpose` only when those axes are not
 already trailing; the axis order is then kept as it is (no transpose back) until the end, where the natural
-order costs at most one transpose and the ``"transposed"`` order none. A half axis without its Nyquist coefficient
-(:data:`xfft._layout.NO_NYQUIST`) is cropped after its ``rfftn`` and zero-padded before its ``irfftn``, where it
-is local (a :class:`~xfft._layout.Resize` beside the stage). Real-to-real axes (DCT/DST) of a run are
-lowered the same way (the physical axis order never depends on the kinds, so :func:`xfft.spectral_axes` holds for
-every kind); within the run they are computed along their own axis, the Fourier axes by one FFT op.
+order costs at most one transpose and the ``"transposed"`` order none. With ``matrix_dft`` (CPU devices, where a
+transpose that changes the minor-most axis costs more than a matrix product), the natural order costs none either:
+the last run of a forward program (the first of an inverse) runs in natural axis order, each of its axes that is
+not trailing transformed where it lies by matrix products (:class:`AxisDft`), and the transpose to natural order
+that it needs comes right after an all-to-all, where XLA fuses it with the all-to-all's own copy. A half axis
+without its Nyquist coefficient (:data:`xfft._layout.NO_NYQUIST`) is cropped after its ``rfftn`` and zero-padded
+before its ``irfftn``, where it is local (a :class:`~xfft._layout.Resize` beside the stage). Real-to-real axes
+(DCT/DST) of a run are lowered the same way (the physical axis order never depends on the kinds, so
+:func:`xfft.spectral_axes` holds for every kind); within the run they are computed along their own axis, the
+Fourier axes by one FFT op. :class:`~xfft._layout.FourStep` and :class:`~xfft._layout.Gather` steps keep the
+axis order (their axis is renumbered physically).
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ._layout import Fft, Layout, Move, Plan, Resize, Rfft, Step, invert_perm, permute
+from ._layout import Fft, FourStep, Gather, Layout, Move, Plan, Resize, Rfft, Step, invert_perm, permute
+from ._matdft import factors
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,17 @@ class TrailingFft:
     kinds: tuple[str, ...] = ()
 
 
-LocalStep = Transpose | TrailingFft | Move | Resize
+@dataclass(frozen=True)
+class AxisDft:
+    """The DFT (or inverse) along physical axis ``axis`` where it lies, by matrix products of its factors
+    (:func:`xfft._matdft.dft_along`; the FFT op where the length has no small factors). Appears only in lowered
+    programs."""
+
+    axis: int
+    inverse: bool = False
+
+
+LocalStep = Transpose | TrailingFft | AxisDft | Move | Resize | FourStep | Gather
 
 
 @dataclass(frozen=True)
@@ -60,8 +77,8 @@ class Program:
     out_layout: Layout
 
 
-def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move | Resize]:
-    """Split plan steps into moves, resizes and runs of local transforms that one stage can do.
+def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move | Resize | FourStep | Gather]:
+    """Split plan steps into moves, resizes, four-steps, gathers and runs of local transforms that one stage can do.
 
     A run holds transforms of one direction with at most one real axis: first for a forward run (``rfftn`` does
     the real axis, then the others), last for an inverse run (``irfftn``).
@@ -77,7 +94,7 @@ def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move | Res
         return not (isinstance(s, Rfft) and not s.inverse)  # a forward real axis opens one
 
     for s in steps:
-        if isinstance(s, (Move, Resize)):
+        if isinstance(s, (Move, Resize, FourStep, Gather)):
             if run:
                 out.append(run)
                 run = []
@@ -90,7 +107,7 @@ def _local_groups(steps: tuple[Step, ...]) -> list[list[Fft | Rfft] | Move | Res
                     out.append(run)
                 run = [s]
         else:
-            raise TypeError(f"unknown plan step {s!r} (expected Fft, Rfft, Move or Resize)")
+            raise TypeError(f"unknown plan step {s!r} (expected Fft, Rfft, Move, Resize, FourStep or Gather)")
     if run:
         out.append(run)
     return out
@@ -109,8 +126,58 @@ def _kinds(run: list[Fft | Rfft], order: list[int]) -> tuple[str, ...]:
     return tuple(kind[a] for a in order)
 
 
+def _in_place(groups: list, start: tuple[int, ...], natural_out: bool, lengths: tuple[int, ...]) -> int | None:
+    """The index of the run of ``groups`` that runs in natural order in place (see the module docstring), or None.
+
+    Forward with a natural output: the last run, right after an all-to-all (which then also does the transpose to
+    natural order). Inverse from a natural input: the first run, if it is the first step and an all-to-all follows
+    it. The run must hold Fourier axes only (complex FFTs: no real axis, no DCT/DST), whose ``lengths`` (by logical
+    axis; empty: not known) have small factors (:func:`xfft._matdft.factors`).
+    """
+    runs = [i for i, g in enumerate(groups) if isinstance(g, list)]
+    if not runs:
+        return None
+    first, last = runs[0], runs[-1]
+    if natural_out and not groups[last][0].inverse and last > 0 and isinstance(groups[last - 1], Move):
+        pick = last
+    elif (start == tuple(sorted(start)) and first == 0 and groups[0][0].inverse and len(groups) > 1
+          and isinstance(groups[1], Move)):
+        pick = first
+    else:
+        return None
+    run = groups[pick]
+    if any(isinstance(s, Rfft) or any(k != "fft" for k in s.kinds) for s in run):
+        return None
+    if lengths and any(factors(lengths[a]) is None for a in _split(run, len(start))[0]):
+        return None
+    return pick
+
+
+def _split(run: list[Fft], ndim: int) -> tuple[list[int], int]:
+    """The axes of ``run`` that are not trailing in natural order, and how many trailing axes it holds."""
+    axes = {a for s in run for a in s.axes}
+    trailing = 0
+    while trailing < ndim and ndim - 1 - trailing in axes:
+        trailing += 1
+    return sorted(a for a in axes if a < ndim - trailing), trailing
+
+
+def _lower_in_place(run: list[Fft], perm: list[int], steps: list[LocalStep]) -> list[int]:
+    """Lower ``run`` in natural axis order: a transpose to it if needed, an :class:`AxisDft` per axis that is not
+    trailing, one FFT op over the trailing ones. Returns the (natural) axis order."""
+    natural = sorted(perm)
+    if perm != natural:
+        steps.append(Transpose(invert_perm(tuple(perm))))
+    inner, trailing = _split(run, len(perm))
+    steps.extend(AxisDft(a, run[0].inverse) for a in inner)
+    if trailing:
+        steps.append(TrailingFft(trailing, run[0].inverse))
+    return natural
+
+
 @lru_cache(maxsize=512)
-def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: bool = True) -> Program:
+def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: bool = True,
+               matrix_dft: bool = False, shape: tuple[int, ...] = ()) -> Program:
     """Lower ``plan`` to a :class:`Program` over physical axes with as few transposes and FFT ops as possible.
 
     Args:
@@ -118,23 +185,40 @@ def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: 
       in_perm: the logical axis held by each physical input axis (default: natural order).
       natural_out: end in natural order (at most one final transpose); False keeps the order the transforms
         leave (the ``"transposed"`` spectral order).
+      matrix_dft: run the last run of a natural-order program (the first of an inverse from natural order) in
+        place (:class:`AxisDft`), so that the natural order costs no transpose of its own (module docstring).
+      shape: the global shape of the input in natural order, if known: a run whose lengths have no small factors
+        keeps its FFT op and transposes.
 
     Returns:
       The program; ``out_perm`` says which logical axis each output axis is.
 
     Raises:
-      TypeError: a plan step that is not a :class:`~xfft._layout.Fft`, ``Rfft``, ``Move`` or ``Resize``.
+      TypeError: a plan step that is not a :class:`~xfft._layout.Fft`, ``Rfft``, ``Move``, ``Resize``,
+        ``FourStep`` or ``Gather``.
     """
     ndim = len(plan.in_layout)
     start = tuple(range(ndim)) if in_perm is None else tuple(in_perm)
     perm = list(start)
     steps: list[LocalStep] = []
-    for g in _local_groups(plan.steps):
+    groups = _local_groups(plan.steps)
+    lengths = plan.out_shape if plan.out_shape and natural_out else shape  # a forward's last run, an inverse's first
+    in_place = _in_place(groups, start, natural_out, tuple(lengths)) if matrix_dft else None
+    for i, g in enumerate(groups):
         if isinstance(g, Move):
             steps.append(Move(g.mesh_axes, perm.index(g.src), perm.index(g.dst), g.src_len, g.dst_len))
             continue
         if isinstance(g, Resize):
             steps.append(Resize(perm.index(g.axis), g.n))
+            continue
+        if isinstance(g, FourStep):
+            steps.append(FourStep(perm.index(g.axis), g.mesh_axes, g.n, g.inverse))
+            continue
+        if isinstance(g, Gather):
+            steps.append(Gather(g.mesh_axes, perm.index(g.axis), g.n, g.scatter))
+            continue
+        if i == in_place:
+            perm = _lower_in_place(g, perm, steps)
             continue
         axes = [a for s in g for a in (s.axes if isinstance(s, Fft) else (s.axis,))]
         real = next((s for s in g if isinstance(s, Rfft)), None)

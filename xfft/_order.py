@@ -11,7 +11,8 @@ import jax
 from ._layout import NO_NYQUIST, Layout, MeshSizes, Move, Plan, half_length, invert_perm
 from ._lower import lower_plan
 from ._partition import placement
-from ._plan import guess_layout, plan_forward, plan_inverse
+from ._plan import plan_forward
+from ._plan_inverse import guess_layout, plan_inverse
 
 #: spectral axis orders: natural (index ``[i, j, k]`` is ``(kx[i], ky[j], kz[k])``) or the order the moves leave
 ORDERS = ("natural", "transposed")
@@ -34,7 +35,7 @@ def transposed_spectrum(k: jax.Array, axes: tuple[int, ...], real: bool,
 
     The order is the one the forward transform of some real layout would leave with this shape and sharding
     (the spectrum's own layout first, then the guessed one, which XLA reshards to). Several orders can fit
-    one shape and sharding; they are ranked like :func:`xfft._plan.plan_inverse` ranks real layouts (most
+    one shape and sharding; they are ranked like :func:`xfft._plan_inverse.plan_inverse` ranks real layouts (most
     sharded real axes, fewest all-to-alls, mesh axes in mesh order, leading axes sharded), after the guessed
     real layout of each shape (:func:`xfft.real_sharding`) and plans without padding. Where the fitting
     orders disagree on the real shape (a non-cubic grid whose sharding is not visible, e.g. an Auto mesh under

@@ -2,7 +2,7 @@
 
 This module is the one place that decides how a transform is partitioned. It reads the input's layout from
 its type (Explicit meshes, concrete arrays) or assumes :func:`xfft.real_sharding`'s layout (Auto meshes under
-``jax.jit``, where the spec is not known while tracing: :func:`xfft._plan.guess_layout`), and runs the lowered
+``jax.jit``, where the spec is not known while tracing: :func:`xfft._plan_inverse.guess_layout`), and runs the lowered
 program of every transform kind (:func:`run_program`, the one interpreter) inside ``jax.shard_map``.
 
 Why ``shard_map`` and not ``custom_partitioning``: a distributed FFT changes *which* array axis is sharded
@@ -24,9 +24,23 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from ._layout import DCT_DST_KINDS, Layout, MeshSizes, Move, Plan, Resize, layout_to_spec, spec_to_layout
-from ._lower import Program, TrailingFft, Transpose, lower_plan
-from ._plan import guess_layout
+from ._fourstep import four_step
+from ._layout import (
+    DCT_DST_KINDS,
+    FourStep,
+    Gather,
+    Layout,
+    MeshSizes,
+    Move,
+    Plan,
+    Resize,
+    group_size,
+    layout_to_spec,
+    spec_to_layout,
+)
+from ._lower import AxisDft, Program, TrailingFft, Transpose, lower_plan
+from ._matdft import dft_along, factors
+from ._plan_inverse import guess_layout
 from ._r2r_local import r2r
 
 
@@ -63,8 +77,22 @@ def placement(x: jax.Array) -> Placement | None:
     return Placement(mesh, layout, explicit)
 
 
+#: lower natural-order programs on CPU devices with DFTs in place (:func:`xfft._lower.lower_plan`'s
+#: ``matrix_dft``); False lowers them with transposes as on accelerators (benchmarks compare the two)
+MATRIX_DFT = True
+
+
+def _on_cpu(mesh) -> bool:
+    """Whether ``mesh`` (concrete or abstract) lives on CPU devices."""
+    if isinstance(mesh, jax.sharding.Mesh) and mesh.devices.size:
+        return mesh.devices.flat[0].platform == "cpu"
+    device = getattr(mesh, "abstract_device", None)
+    return getattr(device, "platform", jax.default_backend()) == "cpu"
+
+
 def input_layout(pl: Placement, shape: tuple[int, ...], axes: tuple[int, ...], real: bool = False) -> Layout:
-    """The input layout to plan from: the known one, or the one xfft assumes (:func:`xfft._plan.guess_layout`)."""
+    """The input layout to plan from: the known one, or the one xfft assumes (:func:`xfft._plan_inverse.
+    guess_layout`)."""
     if pl.layout is not None:
         return pl.layout
     return guess_layout(shape, axes, pl.mesh_sizes, real)
@@ -162,11 +190,38 @@ def _resize(x: jax.Array, step: Resize) -> jax.Array:
     return jnp.pad(x, widths)
 
 
+def _axis_dft(x: jax.Array, step: AxisDft, norm: str) -> jax.Array:
+    """The DFT along ``step.axis`` where it lies (matrix products), or by the FFT op for a length without small
+    factors."""
+    if factors(x.shape[step.axis]) is not None:
+        return dft_along(x, step.axis, step.inverse, norm)
+    return (jnp.fft.ifft if step.inverse else jnp.fft.fft)(x, axis=step.axis, norm=norm)
+
+
+def _gather(x: jax.Array, step: Gather, sizes: dict[str, int]) -> jax.Array:
+    """All-gather ``step.axis`` over ``step.mesh_axes`` and crop it to ``step.n``; or (``scatter``) keep this
+    device's block of the replicated axis, padded to a multiple of the devices."""
+    name = step.mesh_axes[0] if len(step.mesh_axes) == 1 else step.mesh_axes
+    p = group_size(step.mesh_axes, sizes)
+    if not step.scatter:
+        # Gathered as a 2D array: an all-gather of the block itself may get a layout that XLA then imposes on an
+        # FFT before it, which the CPU FFT rejects (RET_CHECK in fft_thunk.cc).
+        y = jnp.moveaxis(x, step.axis, 0)
+        flat = jax.lax.all_gather(y.reshape(y.shape[0], -1), name, axis=0, tiled=True)[:step.n]
+        return jnp.moveaxis(flat.reshape((step.n,) + y.shape[1:]), 0, step.axis)
+    block = -(-step.n // p)
+    widths = [(0, 0)] * x.ndim
+    widths[step.axis] = (0, block * p - x.shape[step.axis])
+    x = jnp.pad(x, widths)
+    return jax.lax.dynamic_slice_in_dim(x, jax.lax.axis_index(name) * block, block, axis=step.axis)
+
+
 def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int], side: jax.Array | None = None,
                 when: jax.Array | None = None):
     """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device).
 
-    This is the one interpreter of every transform: FFTs, real FFTs, DCTs and DSTs, crops/pads and moves.
+    This is the one interpreter of every transform: FFTs, real FFTs, DCTs and DSTs, crops/pads, moves, DFTs along
+    an axis where it lies, four-step transforms of a sharded axis and gathers.
     ``side`` (the local block of a real field): also return the field's maximum over every device of ``sizes``,
     carried in the program's all-to-alls (each takes the maximum over its group) and, for mesh axes no move
     crosses, one ``pmax``. ``when`` (a replicated boolean scalar, with ``side``): only where it is true; each
@@ -174,7 +229,8 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
     is taken inside it, so a false ``when`` costs neither (the maximum returned is then 0).
 
     Raises:
-      TypeError: a step that is not a :class:`~xfft._lower.TrailingFft`, ``Transpose``, ``Move`` or ``Resize``.
+      TypeError: a step that is not a :class:`~xfft._lower.TrailingFft`, ``Transpose``, ``AxisDft``, ``Move``,
+        ``Resize``, ``FourStep`` or ``Gather``.
     """
     crossed: set[str] = set()
     real = jnp.finfo(x.dtype).dtype
@@ -192,8 +248,15 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
                 crossed.update(step.mesh_axes)
         elif isinstance(step, Resize):
             x = _resize(x, step)
+        elif isinstance(step, AxisDft):
+            x = _axis_dft(x, step, norm)
+        elif isinstance(step, FourStep):
+            x = four_step(x, step.axis, step.mesh_axes, group_size(step.mesh_axes, sizes), step.n, step.inverse, norm)
+        elif isinstance(step, Gather):
+            x = _gather(x, step, sizes)
         else:
-            raise TypeError(f"unknown program step {step!r} (expected TrailingFft, Transpose, Move or Resize)")
+            raise TypeError(f"unknown program step {step!r} (expected TrailingFft, Transpose, AxisDft, Move, Resize, "
+                            "FourStep or Gather)")
     if side is None:
         return x
     rest = tuple(a for a, n in sizes.items() if n > 1 and a not in crossed)
@@ -257,7 +320,8 @@ def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tupl
       The output, sharded as the lowered program's ``out_layout`` (``plan.out_layout`` in natural order); with
       ``max_of``, ``(output, max of max_of)``, the maximum replicated and carried in the all-to-alls.
     """
-    program = lower_plan(plan, in_perm, natural_out)
+    shape = tuple(x.shape) if in_perm is None else ()
+    program = lower_plan(plan, in_perm, natural_out, MATRIX_DFT and _on_cpu(pl.mesh), shape)
     x = _constrain(x, pl, program.in_layout)
     # Even without moves the local FFTs go through shard_map: XLA's own partitioning of an FFT may gather.
     if max_of is None:

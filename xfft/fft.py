@@ -18,8 +18,9 @@ distributed code, under ``jax.jit``, ``jax.grad`` and ``jax.vmap``:
 
 Remaining differences from ``numpy.fft`` (see the README section "xfft.fft"): the output sharding above; no
 ``out=``; repeated ``axes`` raise (as in ``jax.numpy.fft``); integer input becomes complex64/float32 (as in
-``jax.numpy.fft``); a sharded axis that no other axis can take evenly cannot be transformed, cropped or padded
-(``ValueError``, e.g. a 1D array sharded over the mesh); on an Auto mesh under ``jax.jit`` the input's sharding
+``jax.numpy.fft``); a 1D array sharded over the mesh is transformed across the devices (complex transforms only:
+``rfft`` of it raises ``ValueError``), but a sharded axis that no other axis can take evenly cannot be cropped or
+padded (``ValueError``); on an Auto mesh under ``jax.jit`` the input's sharding
 is not visible, so xfft assumes :func:`xfft.real_sharding`'s layout (XLA reshards other inputs) and runs
 ``jax.numpy.fft`` where no distributed plan exists for that layout.
 """
@@ -38,7 +39,8 @@ from jax.numpy.fft import rfftfreq as rfftfreq
 
 from . import _dispatch
 from ._partition import Placement, execute, input_layout, placement
-from ._plan import plan_forward, plan_resize
+from ._plan import plan_forward
+from ._plan_resize import plan_resize
 from ._roll import xroll
 from ._validate import axes_list, check_norm
 from ._warn import check_x64
@@ -90,7 +92,7 @@ def _axes_s(a: jax.Array, s: Any, axes: Any, name: str) -> tuple[tuple[int, ...]
 
 
 def _resize(a: jax.Array, pl: Placement, lengths: dict[int, int], ax: tuple[int, ...], real: bool) -> jax.Array:
-    """Crop or zero-pad ``a``'s axes to ``lengths``, each where it is local (:func:`xfft._plan.plan_resize`)."""
+    """Crop or zero-pad ``a``'s axes to ``lengths``, each where it is local (:func:`xfft._plan_resize.plan_resize`)."""
     change = tuple(sorted((d, n) for d, n in lengths.items() if a.shape[d] != n))
     if not change:
         return a

@@ -1,4 +1,4 @@
-"""Structural efficiency facts: FFT ops and local transposes in the HLO of every transform.
+"""Structural efficiency facts: FFT ops, matrix DFTs and local transposes in the HLO of every transform.
 
 XLA's FFT op only transforms the minor-most axes, so a transform over a non-minor axis needs a transpose. The
 plan is lowered so that each local stage is one FFT op and a transpose appears only where the data movement
@@ -7,9 +7,15 @@ forces one (``xfft._lower.lower_plan``). Counts derived from the plans (3D grid,
 - one device, or a one-device mesh: one FFT op (``rfftn``/``fftn`` over all three axes), no transpose;
 - slab (one mesh axis of size > 1, whatever its size-1 companions): stage 1 transforms the two trailing axes in one
   op, the all-to-all moves the mesh axis, stage 2 transforms axis 0, which must first be made minor-most (one
-  transpose); natural order transposes back at the end (2 transposes), ``"transposed"`` order does not (1);
+  transpose, which XLA fuses with the all-to-all's own copy); ``"transposed"`` order stops there (1 transpose);
 - pencil (two mesh axes of size > 1): stage 1 is the last axis (minor already), stages 2 and 3 each bring their
-  axis minor-most (2 transposes), natural order adds one to restore the order (3) and ``"transposed"`` does not (2).
+  axis minor-most (2 transposes); ``"transposed"`` order stops there (2).
+
+Natural order on CPU devices: the last stage runs in natural axis order, its axis transformed where it lies by
+matrix products (one ``dot`` instead of the FFT op; ``xfft._matdft``), so the natural order costs no transpose of
+its own: slab 0 transposes, pencil 2 (the transpose to natural order after the last all-to-all replaces the one
+that made axis 0 minor-most), never more than ``"transposed"`` order. The lowering for accelerators
+(``matrix_dft=False``) restores natural order with one more transpose at the end (slab 2, pencil 3).
 
 Before this lowering (plans run step by step with ``jnp.fft``) the lowered StableHLO of the forward held
 2 transposes on one device for r2c (0 for c2c), 4 for slab r2c (2 for c2c) and 4 for pencil (c2c and r2c).
@@ -32,13 +38,13 @@ from xfft._lower import Transpose, lower_plan
 from xfft._plan import plan_forward
 
 SHAPE = (16, 16, 16)
-# mesh shape, spec, transposes natural / transposed (per direction), FFT ops per direction
+# mesh shape, spec, transposes natural (accelerator lowering) / transposed / natural on CPU, FFT ops per direction
 DISTRIBUTED = [
-    ((8,), PartitionSpec("x"), 2, 1, 2),
-    ((1, 8), PartitionSpec(("x", "y")), 2, 1, 2),
-    ((8, 1), PartitionSpec("x", "y"), 2, 1, 2),
-    ((2, 4), PartitionSpec("x", "y"), 3, 2, 3),
-    ((4, 2), PartitionSpec("x", "y"), 3, 2, 3),
+    ((8,), PartitionSpec("x"), 2, 1, 0, 2),
+    ((1, 8), PartitionSpec(("x", "y")), 2, 1, 0, 2),
+    ((8, 1), PartitionSpec("x", "y"), 2, 1, 0, 2),
+    ((2, 4), PartitionSpec("x", "y"), 3, 2, 2, 3),
+    ((4, 2), PartitionSpec("x", "y"), 3, 2, 2, 3),
 ]
 
 
@@ -83,12 +89,19 @@ def test_one_device_is_one_fft_op_without_transpose(where, order, real):
     np.testing.assert_allclose(np.asarray(k), np.asarray(ref), rtol=1e-5, atol=1e-3)
 
 
+def _minor_transposes(text: str) -> int:
+    """Transposes in lowered StableHLO that change the minor-most axis (not a reorder of whole rows)."""
+    dims = re.findall(r"stablehlo.transpose %\S+, dims = \[([\d, ]+)\]", text)
+    return sum(int(d.split(",")[-1]) != len(d.split(",")) - 1 for d in dims)
+
+
 @pytest.mark.parametrize("order", ["natural", "transposed"])
 @pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
-@pytest.mark.parametrize("mesh_shape,spec,n_nat,n_tr,n_fft", DISTRIBUTED,
+@pytest.mark.parametrize("mesh_shape,spec,n_nat,n_tr,n_cpu,n_fft", DISTRIBUTED,
                          ids=["x".join(map(str, c[0])) for c in DISTRIBUTED])
-def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_nat, n_tr, n_fft, order, real):
-    """Slab/pencil: one FFT op per stage and exactly the transposes the stages force (see module docstring)."""
+def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_nat, n_tr, n_cpu, n_fft, order, real):
+    """Slab/pencil: one FFT op (or, natural order's last stage on CPU, one matrix product) per stage and exactly the
+    transposes the stages force (see module docstring)."""
     m = mesh(mesh_shape, "explicit")
     s = NamedSharding(m, spec)
     x = jax.ShapeDtypeStruct(SHAPE, np.float32 if real else np.complex64, sharding=s)
@@ -99,20 +112,58 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
     k = jax.ShapeDtypeStruct(tuple(kshape), np.complex64, sharding=xfft.spectral_sharding(s, SHAPE, real=real,
                                                                                           order=order))
     fwd, inv = _transforms(real, order)
-    want = n_nat if order == "natural" else n_tr
-    # The same count follows from the plan: Transpose steps of the lowered program.
+    natural = order == "natural"
+    want = n_cpu if natural else n_tr
+    # The same counts follow from the plan: Transpose steps of the lowered program, on CPU and on accelerators.
     plan = plan_forward(SHAPE, spec_to_layout(spec, 3), (0, 1, 2),
                         tuple(zip(m.axis_names, m.axis_sizes)), real)
-    assert sum(isinstance(s, Transpose) for s in lower_plan(plan, None, order == "natural").steps) == want
-    assert _lowered_transposes(fwd, x) == want
+    for matrix_dft, n in ((True, want), (False, n_nat if natural else n_tr)):
+        assert sum(isinstance(s, Transpose) for s in lower_plan(plan, None, natural, matrix_dft).steps) == n
+    assert _lowered_transposes(fwd, x) == _minor_transposes(jax.jit(fwd).lower(x).as_text()) == want
     assert _lowered_transposes(inv, k) == want
-    assert _fft_ops(_compiled(fwd, x)) == n_fft
+    text = _compiled(fwd, x)
+    assert _fft_ops(text) == n_fft - natural
+    assert len(re.findall(r"[\s=]dot\(", text)) == natural
 
 
-def test_transposed_order_saves_the_final_transpose_in_compiled_hlo():
-    """Compiled HLO (after XLA's own layout work): transposed order has fewer transposes than natural."""
-    m = mesh((2, 4), "explicit")
-    x = put(np.zeros(SHAPE, np.complex64), NamedSharding(m, PartitionSpec("x", "y")))
-    nat = count_op(_compiled(lambda x: xfft.xfft3d(x), x), "transpose")
-    tr = count_op(_compiled(lambda x: xfft.xfft3d(x, order="transposed"), x), "transpose")
-    assert tr < nat
+@pytest.mark.parametrize("mesh_shape, spec", [((8,), PartitionSpec("x")), ((2, 4), PartitionSpec("x", "y"))])
+@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
+def test_natural_order_costs_no_more_transposes_than_transposed(mesh_shape, spec, real, monkeypatch):
+    """On CPU, natural order holds no more minor-axis transposes than transposed order, forward and inverse, and
+    at most 3 local blocks of temporaries; the lowering for accelerators (``MATRIX_DFT`` off) has one more each way.
+    Both give the same numbers to round-off."""
+    import xfft._partition
+
+    m = mesh(mesh_shape, "explicit")
+    a = np.random.default_rng(5).standard_normal(SHAPE).astype(np.float32 if real else np.complex64)
+    x = put(a, NamedSharding(m, spec))
+    counts, values = {}, {}
+    for matrix_dft in (True, False):
+        monkeypatch.setattr(xfft._partition, "MATRIX_DFT", matrix_dft)
+        for order in ("natural", "transposed"):
+            fwd, inv = _transforms(real, order)
+            k = jax.jit(fwd)(x)
+            counts[matrix_dft, order] = (_minor_transposes(jax.jit(fwd).lower(x).as_text()),
+                                         _minor_transposes(jax.jit(inv).lower(k).as_text()))
+            compiled = jax.jit(fwd).lower(x).compile()
+            assert compiled.memory_analysis().temp_size_in_bytes <= 3 * a.nbytes * (1 + real) // m.size
+            values[matrix_dft, order] = np.asarray(k)
+    for way in (0, 1):
+        assert counts[True, "natural"][way] <= counts[True, "transposed"][way]
+        assert counts[False, "natural"][way] == counts[False, "transposed"][way] + 1
+    assert counts[True, "transposed"] == counts[False, "transposed"]
+    ref = values[False, "natural"]
+    assert np.max(np.abs(values[True, "natural"] - ref)) <= 1e-6 * np.max(np.abs(ref))
+    np.testing.assert_array_equal(values[True, "transposed"], values[False, "transposed"])
+
+
+def test_lengths_without_small_factors_keep_the_fft_op():
+    """A last stage whose length has no factors of at most 32 (74 = 2 x 37) keeps the FFT op and its transposes
+    (the accelerator lowering), with the same values as numpy."""
+    m = xfft.make_mesh((2,), devices=jax.devices()[:2])
+    a = np.random.default_rng(6).standard_normal((74, 8, 6)).astype(np.complex128)
+    x = put(a, NamedSharding(m, PartitionSpec("x")))
+    assert _minor_transposes(jax.jit(xfft.xfft3d).lower(x).as_text()) == 2
+    k = jax.jit(xfft.xfft3d)(x)
+    assert np.max(np.abs(np.asarray(k) - np.fft.fftn(a))) < 1e-12 * np.max(np.abs(np.fft.fftn(a)))
+    assert _minor_transposes(jax.jit(xfft.ixfft3d).lower(k).as_text()) == 2

@@ -52,20 +52,18 @@ def test_inconsistent_s():
     assert xfft.ixrfft3d(k, s=(8, 8, 9)).shape == (8, 8, 9)
 
 
-def test_too_many_sharded_axes():
-    m = mesh((2, 4), "explicit")
-    x = put(np.ones((8, 8), np.complex64), NamedSharding(m, PartitionSpec("x", "y")))
-    with pytest.raises(ValueError, match="at least one of them unsharded.*all 2 axes .* are transformed"):
-        xfft.xfftn(x, ndim=2)
-
-
-def test_half_axis_with_no_even_place():
-    # r2c along a sharded axis of 28 (15 coefficients) on 4 devices: no other axis (14, 23) divides by 4, so the
-    # mesh axis can neither stay on the half axis nor land evenly on a batch or transformed axis.
+def test_kinds_a_sharded_lone_axis_cannot_take():
+    """A sharded 1D array is transformed across the devices (four-step), which only the complex FFT can do: the real
+    FFT and the DCT/DST kinds are refused, naming the kind (a complex transform of the same array runs)."""
     m = xfft.make_mesh((4,), devices=jax.devices()[:4])
-    x = put(np.ones((28, 14, 23), np.float32), NamedSharding(m, PartitionSpec("x")))
-    with pytest.raises(ValueError, match="half axis 0 has 15 coefficients, which 4 devices do not divide"):
-        xfft.xrfftn(x, axes=(2, 0))
+    line = put(np.ones((32,), np.float32), NamedSharding(m, PartitionSpec("x")))
+    with pytest.raises(ValueError, match="real-to-complex transform \\(kind 'rfft'\\) of the only axis"):
+        xfft.xrfftn(line)
+    with pytest.raises(ValueError, match="kind 'dct2' along axis 0.*only the Fourier kind 'fft'"):
+        xfft.xdctn(line, axes=(0,))
+    with pytest.raises(ValueError, match="kind 'dst4'"):
+        xfft.xr2rn(line, ("dst4",))
+    assert xfft.xfftn(line.astype(np.complex64)).shape == (32,)
 
 
 def test_mesh_with_more_devices_than_planes():

@@ -73,7 +73,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .._layout import Layout, layout_to_spec
 from .._partition import placement
-from .._plan import guess_layout, inverse_plan, plan_forward
+from .._plan import plan_forward
+from .._plan_inverse import guess_layout, inverse_plan
 from . import BackendFallbackWarning
 
 MIN_VERSION = "0.3.1"

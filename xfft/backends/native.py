@@ -7,7 +7,8 @@ import jax
 from .._layout import KINDS, with_kinds
 from .._order import transposed_spectrum
 from .._partition import input_layout, placement, run
-from .._plan import Kinds, inverse_plan, plan_forward
+from .._plan import Kinds, plan_forward
+from .._plan_inverse import inverse_plan
 
 
 def _pairs(axes: tuple[int, ...], kinds: tuple[str, ...] | None) -> Kinds:

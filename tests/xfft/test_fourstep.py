@@ -1,0 +1,98 @@
+"""Transforms along an axis that stays sharded (the four-step algorithm, :mod:`xfft._fourstep`) and DFTs along an
+axis where it lies (matrix products, :mod:`xfft._matdft`), against numpy.
+
+A sharded 1D array has no other axis to take its mesh axes, so it is transformed across the devices: three
+all-to-alls, no all-gather, and, where ``p`` does not divide ``n / p``, collective permutes that hand each device's
+surplus to the next. Cases: ``p^2`` divides ``n`` (64 on 8), it does not (14 on 2, 28 on 4, 40 on 8), blocks
+shorter than ``p`` (24 on 8: the surplus crosses several devices), two mesh axes on the one axis (2 x 4), an Auto
+mesh under ``jit`` (the layout is guessed); forward, inverse, every norm, ``grad`` and ``vmap`` in one jitted
+program per case.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import count_op, hlo, random, rel_err, tol
+from jax.sharding import NamedSharding, PartitionSpec
+
+import xfft
+from xfft._matdft import dft_along, factors
+
+# n, mesh shape, spec, dtype, collective permutes (the surplus hops of the last all-to-all's blocks)
+CASES = [
+    (64, (8,), ("x",), np.complex64, 0),
+    (14, (2,), ("x",), np.complex128, 1),
+    (28, (4,), ("x",), np.complex64, 1),
+    (40, (8,), ("x",), np.complex128, 3),
+    (24, (8,), ("x",), np.complex128, 5),
+    (48, (2, 4), (("x", "y"),), np.complex64, 2),
+]
+
+
+def _mesh(shape, axis_types="explicit"):
+    n = int(np.prod(shape))
+    return xfft.make_mesh(shape, axis_types=axis_types, devices=jax.devices()[:n])
+
+
+@pytest.mark.parametrize("n, mesh_shape, spec, dtype, permutes", CASES, ids=[f"{c[0]}-on-{c[1]}" for c in CASES])
+def test_sharded_1d_transform(n, mesh_shape, spec, dtype, permutes):
+    m = _mesh(mesh_shape)
+    sharding = NamedSharding(m, PartitionSpec(*spec))
+    a = random((n,), dtype, seed=n)
+    x = jax.device_put(a, sharding)
+    xb = jax.device_put(np.stack([a, 1j * a]), NamedSharding(m, PartitionSpec(None, *spec)))
+    c = random((n,), np.complex128, seed=1)
+
+    def loss(r, i):  # Re sum(conj(c) * fft(r + i i)): its gradient is (Re, Im) of conj(fft(conj(c)))
+        return jnp.sum(jnp.real(jnp.conj(c) * xfft.xfftn(r + 1j * i)))
+
+    @jax.jit
+    def run(v, vb):
+        k = {norm: xfft.xfftn(v, norm=norm) for norm in ("backward", "ortho", "forward")}
+        back = xfft.ixfftn(k["ortho"], norm="ortho")
+        return k, back, jax.grad(loss, (0, 1))(v.real, v.imag), jax.vmap(xfft.xfftn)(vb)
+
+    k, back, g, kb = run(x, xb)
+    t = tol(dtype)
+    for norm, got in k.items():
+        assert rel_err(got, np.fft.fft(a.astype(np.complex128), norm=norm)) < t, norm
+        assert got.sharding.is_equivalent_to(sharding, 1) and got.dtype == dtype
+    assert rel_err(back, a) < t and back.sharding.is_equivalent_to(sharding, 1)
+    adjoint = np.conj(np.fft.fft(np.conj(c)))
+    assert rel_err(g[0], adjoint.real) < t and rel_err(g[1], adjoint.imag) < t
+    assert rel_err(kb[1], np.fft.fft(1j * a.astype(np.complex128))) < t
+    text = hlo(lambda v: xfft.xfftn(v), x)
+    assert count_op(text, "all-to-all") == 3
+    assert count_op(text, "all-gather") == 0
+    assert count_op(text, "collective-permute") == permutes
+
+
+def test_sharded_1d_on_an_auto_mesh_under_jit():
+    """Under jit an Auto mesh hides the layout: xfft assumes the only one a 1D grid has, P('x')."""
+    m = _mesh((4,), "auto")
+    a = random((36,), np.complex128, seed=3)
+    x = jax.device_put(a, NamedSharding(m, PartitionSpec("x")))
+    k = jax.jit(xfft.xfftn)(x)
+    assert rel_err(k, np.fft.fft(a)) < 1e-12
+    assert rel_err(jax.jit(xfft.ixfftn)(k), a) < 1e-12
+    assert rel_err(jax.jit(xfft.fft.ifft)(jax.jit(xfft.fft.fft)(x)), a) < 1e-12
+
+
+@pytest.mark.parametrize("n, axis, shape", [(1, 0, (1, 3)), (7, 1, (2, 7, 3)), (32, 0, (32, 5)), (48, 1, (3, 48, 2)),
+                                            (64, 0, (64,)), (1024, 0, (1024, 2))])
+def test_matrix_dft_along_an_axis(n, axis, shape):
+    """dft_along: numpy's FFT along any axis, every norm, forward and inverse; one product up to 32 points, two
+    factors of at most 32 beyond; a length with a larger prime factor has none (the FFT op takes it)."""
+    assert shape[axis] == n and factors(n) is not None
+    a = random(shape, np.complex128, seed=n)
+    for norm in ("backward", "ortho", "forward"):
+        got = jax.jit(lambda v, norm=norm: dft_along(v, axis, False, norm))(a)
+        assert rel_err(got, np.fft.fft(a, axis=axis, norm=norm)) < 1e-13, norm
+        got = jax.jit(lambda v, norm=norm: dft_along(v, axis, True, norm))(a)
+        assert rel_err(got, np.fft.ifft(a, axis=axis, norm=norm)) < 1e-13, norm
+    a32 = a.astype(np.complex64)
+    assert rel_err(jax.jit(lambda v: dft_along(v, axis))(a32), np.fft.fft(a, axis=axis)) < 1e-6
+    assert factors(37 * 2) is None and factors(1031) is None and factors(30) == (30,) and factors(256) == (16, 16)
