@@ -8,12 +8,14 @@ import math
 import jax
 import jax.numpy as jnp
 
+from solvers import wall_grid
+
 
 def wall_flow(cls, shape, mesh, dealias="2/3", **params):
-    """``cls`` (a :class:`~solvers.equations.channel.Channel` kind) on ``shape`` (``NY NX [NZ]``), box
-    ``(2, 2 pi[, pi])``, float64."""
-    box = (2.0, 2 * math.pi) + ((math.pi,) if len(shape) == 3 else ())
-    grid = cls.grid_for(shape, mesh, box_length=box, dtype=jnp.float64, dealias=dealias, backend=None, params={})
+    """``cls`` (a :class:`~solvers.equations.channel.Channel` kind) on ``shape`` (``NY NX [NZ]``): walls at
+    ``y = -1, 1``, periodic box ``(2 pi[, pi])``, float64."""
+    lengths = (2 * math.pi,) + ((math.pi,) if len(shape) == 3 else ())
+    grid = wall_grid(shape, mesh, walls=(-1.0, 1.0), lengths=lengths, dtype=jnp.float64, dealias=dealias)
     return cls(grid, **params)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import IMEX, RunConfig, simulate
+from solvers import IMEX, RunConfig, run
 from solvers.cli import main
 from solvers.equations.channel import LAMINAR_BULK, Channel
 from solvers.io import read_csv
@@ -51,7 +51,7 @@ def test_sharded_runs_equal_one_device(meshes):
         s = IMEX(eq).advance(eq.initial_state("turbulent", amplitude=0.2, seed=3), 0.0, 5e-3, 4)
         assert abs(diagnostics(eq, s)["bulk_velocity"] - LAMINAR_BULK) < 1e-13
         with jax.set_mesh(eq.grid.mesh):
-            out[kind] = {k: np.asarray(v) for k, v in jax.jit(eq.snapshot_fields)(s).items()}
+            out[kind] = {k: np.asarray(v) for k, v in jax.jit(eq.physical_fields)(s).items()}
     for kind in ("slab", "pencil"):
         for name, ref in out["single"].items():
             assert np.max(np.abs(out[kind][name] - ref)) < 1e-12 * np.max(np.abs(ref)), (kind, name)
@@ -74,7 +74,7 @@ def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path):
     cfg = RunConfig(equation="channel", ic="turbulent", n=(9, 8), dtype="float64", dt=0.01, t_end=0.1,
                     params={"Re": 1000.0}, diag_every=1, progress=False, plots=False, resume=True,
                     out=str(tmp_path / "c"))
-    other = simulate(cfg, mesh=two)
+    other = run(cfg, mesh=two)
     assert other["steps"] == 10 and other["mesh"] == {"x": 2}
     ra, rc = read_csv(tmp_path / "a" / "diagnostics.csv"), read_csv(tmp_path / "c" / "diagnostics.csv")
     assert [r["step"] for r in rc] == [r["step"] for r in ra]
