@@ -38,6 +38,14 @@ def _param(x: ArrayLike, rdt) -> jax.Array:
     return x.astype(jnp.complex64 if rdt == np.float32 else jnp.complex128) if jnp.iscomplexobj(x) else x.astype(rdt)
 
 
+def _rmul(a: jax.Array, z: jax.Array) -> jax.Array:
+    """``a * z`` for a real ``a``: a complex ``z`` has its parts scaled (the values of the complex product, with no
+    complex copy of ``a``, which XLA would otherwise form for a whole table and keep)."""
+    if not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
+        return a * z
+    return lax.complex(a * z.real, a * z.imag)
+
+
 def _col(table: np.ndarray, like: jax.Array, rdt) -> jax.Array:
     """A 1D table along axis 0, shaped to broadcast against ``like`` (trailing axes of length 1)."""
     t = jnp.asarray(table, rdt)

@@ -53,7 +53,8 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | 
 
     A checkpoint written at another resolution (``shape``) is restored on its own grid and interpolated spectrally
     onto this one: the Fourier and Chebyshev coefficients are zero-padded (a finer grid: the same fields exactly) or
-    truncated (a coarser one: the kept modes exactly); the samples (statistics) restart.
+    truncated to the modes the coarser grid's dealiasing rule keeps (those exactly); the samples (statistics)
+    restart.
 
     Raises:
       ConfigError: the checkpoint's settings differ from this run's other than in the grid's sizes, its fields lie
@@ -104,9 +105,13 @@ def _grid_of(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, meta: 
 
 def _onto(old, grid, state):
     """``state`` (natural order, as checkpoints hold it) of grid ``old`` in ``grid``'s spectral order and sizes."""
+    coarser = old is not grid and any(n < o for n, o in zip(grid.modes, old.modes))
+
     def convert(s):
         s = jax.tree.map(old.from_natural, s) if old.order != "natural" or not old.nyquist else s
-        return s if old is grid else jax.tree.map(lambda a: old.resize(a, grid), s)
+        if old is not grid:
+            s = jax.tree.map(lambda a: old.resize(a, grid), s)
+        return jax.tree.map(grid.dealias, s) if coarser else s  # the modes a coarser run resolves
 
     if old is grid and grid.order == "natural" and grid.nyquist:
         return state

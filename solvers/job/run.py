@@ -61,7 +61,9 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
                   f"(dealiased products are exact on either: the run is the {n} run; the CFL number and snapshots "
                   f"read the {p} points)", flush=True)
         job = _outputs(cfg, res, parts, cfg.resume)
-        samples_like = {o.name: jax.eval_shape(s.init, eq.abstract_state())
+        replicated = jax.sharding.NamedSharding(grid.mesh, jax.sharding.PartitionSpec())
+        samples_like = {o.name: jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=replicated),
+                                             jax.eval_shape(s.init, eq.abstract_state()))
                         for o in job.values() if (s := o.sampler(eq)) is not None}
         start = restore(cfg, res, grid, eq, samples_like) if cfg.resume else None
         if cfg.resume and lead:

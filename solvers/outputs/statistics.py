@@ -3,8 +3,9 @@ inside the compiled loop (no host synchronization per sample), with standard err
 checkpoints so that a resumed run continues the same averages.
 
 Every ``every`` steps (from ``start`` on) the sampler averages over the homogeneous (periodic) axes the equation's
-physical fields (``physical_fields``: channel ``u, v, w``; convection ``u, w, temperature``) and their pairwise
-products, on the wall-normal points (array axis 0), and adds them to running sums. The samples also fill batches of
+physical fields (``physical_fields``: channel ``u, v, w``; convection ``u, w, temperature``) and the products of
+their fluctuations about the plane mean, on the wall-normal points (array axis 0); the time averages are updated
+Welford's way (no cancellation: the rms of a steady laminar flow is exactly zero). The samples also fill batches of
 ``batch`` samples; a batch's mean is kept on the devices (at most :data:`MAX_BATCHES`; when full, neighbours are
 merged and the batch size doubles), so the standard error of any averaged quantity is the spread of its batch
 values over ``sqrt(batches - 1)``: a user can tell how converged an average is.
@@ -38,9 +39,9 @@ __all__ = ["MAX_BATCHES", "Statistics", "open_statistics"]
 MAX_BATCHES = 32
 
 
-def _names(fields: list[str]) -> list[str]:
-    """The averaged quantities: each field, then each product of two (``uv``, ``TT``...)."""
-    return fields + [a + b for a, b in itertools.combinations_with_replacement(fields, 2)]
+def _pairs(fields: list[str]) -> list[tuple[int, int]]:
+    """The index pairs of the covariances: each field with itself and with each later one."""
+    return list(itertools.combinations_with_replacement(range(len(fields)), 2))
 
 
 class Statistics(Output):
@@ -51,8 +52,9 @@ class Statistics(Output):
       every: a sample every this many steps (steps that are multiples of it).
       start: samples only from this time on (the transient before is left out).
       batch: samples per batch of the batch means (doubles when :data:`MAX_BATCHES` are full).
-      derive: ``derive(equation, y, means) -> (columns, scalars)``: the physical interpretation of the averaged
-        quantities (``means``: name -> profile; e.g. :func:`~solvers.outputs.wall_units.channel`), or None.
+      derive: ``derive(equation, y, means, covariances) -> (columns, scalars)``: the physical interpretation of the
+        averages (``means``: field -> profile; ``covariances``: ``"uv"`` -> ``<u'v'>`` profile, fields named in
+        order; e.g. :func:`~solvers.outputs.wall_units.channel`), or None.
       write_every: write the files every this many steps (and at the end); default ``50 * every``.
 
     Raises:
@@ -88,40 +90,49 @@ class Statistics(Output):
             fields = list(jax.eval_shape(equation.physical_fields, equation.abstract_state()))
         except NotImplementedError as e:
             raise ValueError(f"Statistics: {e}") from None
-        self.names = _names(fields)
-        self.fields = fields
-        ny, q, real = grid.shape[0], len(self.names), grid.dtype
+        self.fields, self.pairs = fields, _pairs(fields)
+        nf, ny, real = len(fields), grid.shape[0], grid.dtype
+        npairs = len(self.pairs)
         start, size0 = self.start_time, self.batch
+        axes = tuple(range(1, grid.ndim))
 
-        def profiles(state):
+        def plane(state):
+            """Plane means of the fields and plane covariances of their fluctuations (no cancellation)."""
             f = equation.physical_fields(state)
-            vals = [f[k] for k in fields]
-            prods = [a * b for a, b in itertools.combinations_with_replacement(vals, 2)]
-            axes = tuple(range(1, grid.ndim))
-            return jnp.stack([jnp.mean(v, axis=axes) for v in vals + prods]).astype(real)
+            vals = jnp.stack([f[k] for k in fields])
+            m = jnp.mean(vals, axis=tuple(a + 1 for a in axes))
+            d = vals - jnp.expand_dims(m, tuple(a + 1 for a in axes))
+            c = jnp.stack([jnp.mean(d[i] * d[j], axis=axes) for i, j in self.pairs])
+            return m.astype(real), c.astype(real)
 
         def init(state):
-            zeros = jnp.zeros((q, ny), real)
             count = jnp.zeros((), jnp.int32)
-            return {"count": count, "sum": zeros, "batch": zeros, "in_batch": count,
-                    "means": jnp.zeros((MAX_BATCHES, q, ny), real), "batches": count,
+            return {"count": count, "mean": jnp.zeros((nf, ny), real), "comoment": jnp.zeros((npairs, ny), real),
+                    "cov": jnp.zeros((npairs, ny), real), "batch": jnp.zeros((nf + npairs, ny), real),
+                    "in_batch": count, "means": jnp.zeros((MAX_BATCHES, nf + npairs, ny), real), "batches": count,
                     "size": jnp.asarray(size0, jnp.int32)}
 
         def update(acc, state, t, dt, step):
             take = t >= start
-            p = jnp.where(take, profiles(state), 0)
-            n = take.astype(jnp.int32)
-            acc = {**acc, "count": acc["count"] + n, "sum": acc["sum"] + p, "batch": acc["batch"] + p,
-                   "in_batch": acc["in_batch"] + n}
-            full = acc["in_batch"] >= acc["size"]
+            m, c = plane(state)
+            n = acc["count"] + 1
+            delta = m - acc["mean"]  # Welford: a constant plane mean adds exactly nothing to the co-moments
+            mean = acc["mean"] + delta / n.astype(real)
+            after = m - mean
+            co = acc["comoment"] + jnp.stack([delta[i] * after[j] for i, j in self.pairs])
+            batch = acc["batch"] + jnp.concatenate([m, c])
+            in_batch = acc["in_batch"] + 1
+            full = in_batch >= acc["size"]
             k = jnp.minimum(acc["batches"], MAX_BATCHES - 1)
-            means = jnp.where(full, acc["means"].at[k].set(acc["batch"] / acc["size"].astype(real)), acc["means"])
+            means = jnp.where(full, acc["means"].at[k].set(batch / acc["size"].astype(real)), acc["means"])
             batches = acc["batches"] + full.astype(jnp.int32)
             merge = batches >= MAX_BATCHES  # neighbours merge: half as many batches of twice the size
             merged = jnp.concatenate([0.5 * (means[0::2] + means[1::2]), jnp.zeros_like(means[: MAX_BATCHES // 2])])
-            return {**acc, "batch": jnp.where(full, 0, acc["batch"]), "in_batch": jnp.where(full, 0, acc["in_batch"]),
-                    "means": jnp.where(merge, merged, means), "batches": jnp.where(merge, MAX_BATCHES // 2, batches),
-                    "size": jnp.where(merge, 2 * acc["size"], acc["size"])}
+            new = {"count": n, "mean": mean, "comoment": co, "cov": acc["cov"] + c,
+                   "batch": jnp.where(full, 0, batch), "in_batch": jnp.where(full, 0, in_batch),
+                   "means": jnp.where(merge, merged, means), "batches": jnp.where(merge, MAX_BATCHES // 2, batches),
+                   "size": jnp.where(merge, 2 * acc["size"], acc["size"])}
+            return jax.tree.map(lambda a, b: jnp.where(take, a, b), new, acc)
 
         return Sampler(init, update, self.every)
 
@@ -145,38 +156,39 @@ class Statistics(Output):
         acc = jax.device_get(event.samples.get(self.name))
         if acc is None or int(acc["count"]) == 0:
             return
-        grid = self.equation.grid
-        y = np.asarray(grid.bases[0].points(), np.float64)
-        count = int(acc["count"])
-        means = dict(zip(self.names, np.asarray(acc["sum"], np.float64) / count))
+        y = np.asarray(self.equation.grid.bases[0].points(), np.float64)
+        count, nf = int(acc["count"]), len(self.fields)
+        mean = np.asarray(acc["mean"], np.float64)
+        cov = (np.asarray(acc["cov"], np.float64) + np.asarray(acc["comoment"], np.float64)) / count
+        columns, scalars = self._describe(y, mean, cov)
         batches = int(acc["batches"])
-        per_batch = [dict(zip(self.names, np.asarray(acc["means"][b], np.float64))) for b in range(batches)]
-        columns, scalars = self._describe(y, means)
-        errors = [self._describe(y, m) for m in per_batch] if batches >= 2 else []
-        for name in list(columns):
-            if errors:
-                vals = np.stack([e[0][name] for e in errors])
-                columns[f"{name}_se"] = vals.std(axis=0, ddof=1) / math.sqrt(batches)
-        for name in list(scalars):
-            if errors:
-                vals = np.array([e[1][name] for e in errors])
-                scalars[f"{name}_se"] = float(vals.std(ddof=1) / math.sqrt(batches))
+        if batches >= 2:  # standard errors from the spread of the batch values
+            per = [self._describe(y, b[:nf], b[nf:]) for b in np.asarray(acc["means"][:batches], np.float64)]
+            for name in list(columns):
+                if name != "y":
+                    vals = np.stack([p[0][name] for p in per])
+                    columns[f"{name}_se"] = vals.std(axis=0, ddof=1) / math.sqrt(batches)
+            for name in list(scalars):
+                scalars[f"{name}_se"] = float(np.std([p[1][name] for p in per], ddof=1) / math.sqrt(batches))
         scalars.update({"samples": count, "batches": batches, "batch_size": int(acc["size"]), "t": event.t,
                         "step": event.step, "start": self.start_time, "every": self.every})
         self.columns, self.scalars = columns, scalars
 
-    def _describe(self, y: np.ndarray, means: dict[str, np.ndarray]) -> tuple[dict, dict]:
-        """The columns and scalars of averaged quantities: ``y``, each field's mean and rms, the covariances, and
-        the physical interpretation (``derive``)."""
+    def _describe(self, y: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> tuple[dict, dict]:
+        """The columns and scalars of averaged quantities: ``y``, each field's mean and rms, the covariances (``uv``
+        is ``<u'v'>``), and the physical interpretation (``derive``)."""
+        means = dict(zip(self.fields, mean))
+        covs = {self.fields[i] + self.fields[j]: cov[k] for k, (i, j) in enumerate(self.pairs)}
         cols: dict[str, np.ndarray] = {"y": y}
         for a in self.fields:
             cols[a] = means[a]
-            cols[f"{a}_rms"] = np.sqrt(np.maximum(means[a + a] - means[a] ** 2, 0))
-        for a, b in itertools.combinations(self.fields, 2):
-            cols[f"{a}{b}_cov"] = means[a + b] - means[a] * means[b]
+            cols[f"{a}_rms"] = np.sqrt(np.maximum(covs[a + a], 0))
+        for i, j in self.pairs:
+            if i != j:
+                cols[f"{self.fields[i]}{self.fields[j]}_cov"] = covs[self.fields[i] + self.fields[j]]
         scalars: dict[str, float] = {}
         if self.derive is not None:
-            extra_cols, scalars = self.derive(self.equation, y, means)
+            extra_cols, scalars = self.derive(self.equation, y, means, covs)
             cols.update(extra_cols)
         return cols, scalars
 

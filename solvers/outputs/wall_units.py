@@ -38,19 +38,19 @@ def wall_mean(y: np.ndarray, f: np.ndarray) -> float:
     return float((C.chebval(1.0, integral) - C.chebval(-1.0, integral)) / 2)
 
 
-def channel(equation, y: np.ndarray, m: dict[str, np.ndarray]) -> tuple[dict, dict]:
-    """Channel and Couette flow (fields ``u`` streamwise, ``v`` wall-normal, ``w`` spanwise; walls at ``y = -1, 1``):
+def channel(equation, y: np.ndarray, m: dict[str, np.ndarray], cov: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """Channel and Couette flow (fields ``u`` streamwise, ``v`` wall-normal, ``w`` spanwise; walls at ``y = -1, 1``;
+    ``m`` the mean profiles, ``cov`` the covariances of the fluctuations, ``"uv"`` -> ``<u'v'>``):
     ``U``, ``W``, ``u_rms``, ``v_rms``, ``w_rms``, ``uv`` (``<u'v'>``), and in wall units ``y_plus`` (distance to the
     nearer wall), ``U_plus`` (velocity relative to that wall); scalars ``u_tau``, ``re_tau``, ``tau_wall``,
     ``tau_bottom``, ``tau_top``, ``pressure_gradient`` (the mean driving force per unit volume, ``tau_wall / h``),
     ``bulk_velocity``, ``c_f`` (``2 tau_wall / U_b^2``), ``U_b_plus``, ``U_c_plus`` (centreline)."""
     nu = float(equation.nu)
-    U, V = m["u"], m["v"]
+    U = m["u"]
     W = m.get("w", np.zeros_like(U))
-    cols = {"U": U, "W": W, "u_rms": np.sqrt(np.maximum(m["uu"] - U ** 2, 0)),
-            "v_rms": np.sqrt(np.maximum(m["vv"] - V ** 2, 0)),
-            "w_rms": np.sqrt(np.maximum(m["ww"] - W ** 2, 0)) if "ww" in m else np.zeros_like(U),
-            "uv": m["uv"] - U * V}
+    zero = np.zeros_like(U)
+    cols = {"U": U, "W": W, "u_rms": np.sqrt(np.maximum(cov["uu"], 0)), "v_rms": np.sqrt(np.maximum(cov["vv"], 0)),
+            "w_rms": np.sqrt(np.maximum(cov["ww"], 0)) if "ww" in cov else zero, "uv": cov["uv"]}
     d_bottom, d_top = derivative_at_walls(y, U)
     signs = getattr(equation, "wall_signs", (1.0, -1.0))
     tau_b, tau_t = signs[0] * nu * d_bottom, signs[1] * nu * d_top
@@ -70,15 +70,14 @@ def channel(equation, y: np.ndarray, m: dict[str, np.ndarray]) -> tuple[dict, di
     return cols, scalars
 
 
-def convection(equation, y: np.ndarray, m: dict[str, np.ndarray]) -> tuple[dict, dict]:
+def convection(equation, y: np.ndarray, m: dict[str, np.ndarray], cov: dict[str, np.ndarray]) -> tuple[dict, dict]:
     """Convection between plates at ``z = 0, 1`` (fields ``temperature``, ``u``, ``w``, ...): ``z``, ``T``,
     ``T_rms``, ``wT`` (the convective heat flux ``<w T>``), scalars ``nusselt_bottom``, ``nusselt_top`` (``-dT/dz``
     at each plate; Chebyshev points only) and ``nusselt_volume`` (``1 + <w theta>``, ``theta = T - (1 - z)``), which a
     statistically steady state balances."""
-    T = m["temperature"]
-    cols = {"z": y, "T": T, "T_rms": np.sqrt(np.maximum(m["temperaturetemperature"] - T ** 2, 0))}
-    w = m["w"]
-    wt = m["wtemperature"] if "wtemperature" in m else m["temperaturew"]
+    T, w = m["temperature"], m["w"]
+    cols = {"z": y, "T": T, "T_rms": np.sqrt(np.maximum(cov["temperaturetemperature"], 0))}
+    wt = (cov["wtemperature"] if "wtemperature" in cov else cov["temperaturew"]) + w * T
     cols["wT"] = wt
     theta_flux = wt - (1 - y) * w  # <w theta> on each plane
     if not _gauss_lobatto(y):  # cell-centred points (free-slip plates): no plate values, the volume mean only
