@@ -15,10 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import solvers
 import xfft
-from solvers import INTEGRATORS, ConfigError, NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers import INTEGRATORS, REGISTRY, ConfigError, NavierStokes, RunConfig, SpectralGrid
 from solvers.bases import Fourier
-from solvers.equations import Channel
 from solvers.io import read_csv
 
 SHAPES = [(30, 40, 50), (40, 30, 30), (30, 30, 32), (30, 30, 30), (24, 20, 18), (30, 40), (30, 30)]
@@ -95,12 +95,11 @@ def test_modes_on_more_points_keep_the_modes_of_the_grid(meshes):
     with pytest.raises(TypeError, match="kept_modes must be an int, got 30.0"):
         Fourier(32, kept_modes=30.0)
     # Every grid, a wall grid included, refuses fewer modes than points without dealiasing.
+    channel_grid = REGISTRY["channel"].grid  # the main job's grid of the channel (solvers.wall_grid)
     with pytest.raises(ValueError, match="needs dealias '2/3' or '3/2'"):
-        Channel.grid_for((17, 30), mesh, box_length=(2.0, 6.0), dtype=jnp.float64, dealias="none", backend=None,
-                         params={}, points=(17, 32))
+        channel_grid((17, 30), mesh, (2.0, 6.0), dtype=jnp.float64, dealias="none", backend=None, points=(17, 32))
     with pytest.raises(ValueError, match="the wall-normal axis keeps its 17 points"):
-        Channel.grid_for((17, 30), mesh, box_length=(2.0, 6.0), dtype=jnp.float64, dealias="2/3", backend=None,
-                         params={}, points=(18, 32))
+        channel_grid((17, 30), mesh, (2.0, 6.0), dtype=jnp.float64, dealias="2/3", backend=None, points=(18, 32))
 
 
 def _pad_natural(c: np.ndarray, n: int, p: int) -> np.ndarray:
@@ -150,7 +149,7 @@ def test_the_main_job_runs_30_cubed_on_8_devices_and_resumes_on_2(tmp_path, mesh
 
     def run(name, mesh, **kw):
         cfg = RunConfig(**{**base.__dict__, "out": str(tmp_path / name), **kw})
-        simulate(cfg, mesh=mesh)
+        solvers.run(cfg, mesh=mesh)
         rows = read_csv(tmp_path / name / "diagnostics.csv")
         table = {k: np.array([float(r[k]) for r in rows]) for k in ("step", "energy", "enstrophy")}
         return table, json.loads((tmp_path / name / "run.json").read_text())
@@ -188,7 +187,7 @@ def test_a_wall_flow_of_30_modes_on_8_devices_is_the_one_device_run(tmp_path, eq
     for name, mesh in (("one", xfft.make_mesh((1,), devices=jax.devices()[:1])), ("eight", xfft.make_mesh("slab"))):
         cfg = RunConfig(equation=equation, ic=ic, n=n, dtype="float64", dt=0.01, max_steps=8, diag_every=1,
                         params=params, progress=False, plots=False, out=str(tmp_path / name))
-        info = simulate(cfg, mesh=mesh)
+        info = solvers.run(cfg, mesh=mesh)
         assert info["points"] == ([17, 30] if name == "one" else [17, 32])
         rows[name] = read_csv(tmp_path / name / "diagnostics.csv")
     skip = {"step", "t", "dt", "cfl"}  # the CFL number is a maximum over the points
