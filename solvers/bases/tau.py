@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._chebyshev import ArrayLike, _coeffs, _lift, _merge, _param, _parity_k, _real_dtype, _split
+from ._chebyshev import ArrayLike, _coeffs, _lift, _merge, _param, _parity_k, _real_dtype, _rmul, _split
 from ._chebyshev import boundary_derivatives as boundary_derivatives
 from ._chebyshev import boundary_values as boundary_values
 from ._chebyshev import derivative as derivative
@@ -57,33 +57,95 @@ BCS = ("dirichlet", "neumann")
 
 
 # ------------------------------------------------------------------------------------------------- sweeps
+#
+# The sweeps are loops over the rows that write their results into the buffer they read (the rows of the
+# right-hand side become the ``Q_i``, then the ``x_i``): a ``lax.scan`` would stack its outputs in a new buffer
+# that XLA initializes from a zero constant, hoists out of an enclosing time loop and copies, one copy per solve,
+# all alive at once. A real table multiplies complex data part by part (``_rmul``): no complex copy of a table.
 
 
-def _sweep_down(upper: jax.Array, inv_den: jax.Array, rhs: jax.Array) -> jax.Array:
-    """``Q_i = upper_i Q_{i+1} + inv_den_i R_i`` for ``i = h-1 .. 1`` (``Q_h = 0``), one ``lax.scan``."""
-    def step(q, row):
-        q = row[0] * q + row[1] * row[2]
-        return q, q
-
-    q0 = jnp.zeros_like(upper[0] * rhs[0])  # zeros_like: as varying over shard_map axes as the data
-    return lax.scan(step, q0, (upper, inv_den, rhs), reverse=True)[1]
+def _at(a: jax.Array, i) -> jax.Array:
+    return lax.dynamic_index_in_dim(a, i, 0, keepdims=False)
 
 
-def _sweep_up(p: jax.Array, q: jax.Array, x0: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``x_i = P_i x_{i-1} + Q_i`` for ``i = 1 .. h-1`` from ``x_0``, and the running sum ``sum_i w_i x_i``."""
-    def step(carry, row):
-        x = row[0] * carry[0] + row[1]
-        return (x, carry[1] + row[2] * x), x
+def _put(a: jax.Array, x: jax.Array, i) -> jax.Array:
+    return lax.dynamic_update_index_in_dim(a, jnp.broadcast_to(x, a.shape[1:]).astype(a.dtype), i, 0)
 
-    x0 = jnp.zeros_like(p[0] * q[0]) + x0
-    (_, total), x = lax.scan(step, (x0, w[0] * x0), (p, q, w[1:]))
+
+def _down(n: int, bc: str, r: jax.Array, lam: jax.Array | None = None, tables: tuple | None = None,
+          fused: bool = False) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The backward sweep over rows ``i = h-1 .. 1`` of the rows ``r`` ``(h - 1, 2, ...)``; returns ``(Q, P, sum_i
+    W_i Q_i, 1 / W_0)`` (``Q`` in ``r``'s buffer).
+
+    ``tables``: a factor's ``(p, inv_den, upper, weight, inv_w0)``, broadcastable like ``r``; else the factor of
+    ``lam`` (broadcastable like ``r[0, 0]``) is formed row by row as the loop goes, with the operations of
+    :func:`_backward` (the same values). ``fused``: ``Q_i = (R_i - U_i Q_{i+1}) / den_i`` (the one-shot solve);
+    else ``Q_i = upper_i Q_{i+1} + R_i / den_i`` (the factored solve).
+    """
+    rdt = jnp.finfo(r.dtype).dtype
+    m, ext = r.shape[0], (slice(None), slice(None)) + (None,) * (r.ndim - 2)
+    lower, diag, up, w = (jnp.asarray(t, rdt)[ext] for t in (*_row_tables(n), _boundary_weights(n, bc)))
+    if tables is not None:
+        p, inv_den, upper, weight, inv_w0 = tables
+
+        def sweep(j, c):
+            q, r = c
+            i = m - 1 - j
+            q = _rmul(_at(upper, i), q) + _rmul(_at(inv_den, i), _at(r, i))
+            return q, _put(r, q, i)
+        q = lax.fori_loop(0, m, sweep, (jnp.zeros_like(_at(r, 0)), r))[1]
+        return q, p, jnp.sum(_rmul(weight, q), axis=0), inv_w0
+
+    def factor_row(i, p_next, w_next):
+        ell, d, u = -lam * _at(lower, i), 1 + lam * _at(diag, i), -lam * _at(up, i)
+        inv = 1 / (d + u * p_next)
+        return -ell * inv, _at(w, i + 1) + p_next * w_next, inv, u
+
+    pdt = jnp.result_type(lam, rdt)
+    zero = jnp.zeros_like(_at(r, 0).real, dtype=pdt)  # zeros_like: as varying over shard_map axes as the data
+    pbuf = (r.real if jnp.iscomplexobj(r) else r + 0).astype(pdt)  # written over: a buffer of the data
+    if fused:
+        def sweep(j, c):
+            p_next, w_next, q, total, r, pbuf = c
+            i = m - 1 - j
+            p_i, w_i, inv, u = factor_row(i, p_next, w_next)
+            q = _rmul(inv, _at(r, i) - _rmul(u, q))
+            return p_i, w_i, q, total + _rmul(w_i, q), _put(r, q, i), _put(pbuf, p_i, i)
+        q0 = jnp.zeros_like(_at(r, 0))
+        p1, w1, _, wq, q, pbuf = lax.fori_loop(0, m, sweep, (zero, zero, q0, q0, r, pbuf))
+    else:
+        def sweep(j, c):
+            p_next, w_next, q, r, pbuf, wbuf = c
+            i = m - 1 - j
+            p_i, w_i, inv, u = factor_row(i, p_next, w_next)
+            q = _rmul(-u * inv, q) + _rmul(inv, _at(r, i))
+            return p_i, w_i, q, _put(r, q, i), _put(pbuf, p_i, i), _put(wbuf, w_i, i)
+        wbuf = pbuf + 0
+        p1, w1, _, q, pbuf, wbuf = lax.fori_loop(0, m, sweep, (zero, zero, jnp.zeros_like(_at(r, 0)), r, pbuf,
+                                                                wbuf))
+        wq = jnp.sum(_rmul(wbuf, q), axis=0)
+    w0 = w[0] + p1 * w1
+    nonzero = w0 != 0  # False only for the singular Neumann problem lam = 0 (even parity)
+    return q, pbuf, wq, jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
+
+
+def _up(p: jax.Array, q: jax.Array, x0: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``x_i = P_i x_{i-1} + Q_i`` for ``i = 1 .. h-1`` from ``x_0`` (in ``q``'s buffer), and the running sum
+    ``sum_i w_i x_i``."""
+    def sweep(i, c):
+        x, total, q = c
+        x = _rmul(_at(p, i), x) + _at(q, i)
+        return x, total + _rmul(_at(w, i + 1), x), _put(q, x, i)
+
+    x0 = jnp.zeros_like(_rmul(p[0], q[0])) + x0
+    _, total, x = lax.fori_loop(0, q.shape[0], sweep, (x0, _rmul(w[0], x0), q))
     return x, total
 
 
 # ------------------------------------------------------------------------------------------------ Helmholtz
 
 
-@partial(jax.tree_util.register_dataclass, data_fields=["p", "inv_den", "upper", "weight", "inv_w0"],
+@partial(jax.tree_util.register_dataclass, data_fields=["p", "inv_den", "upper", "weight", "inv_w0", "lam"],
          meta_fields=["n", "bc"])
 @dataclasses.dataclass(frozen=True)
 class HelmholtzFactor:
@@ -91,14 +153,17 @@ class HelmholtzFactor:
 
     Rows ``i = 1 .. h-1`` of both parities (``h = ceil(n/2)``), arrays ``(h - 1, 2, *lam.shape)``: ``p`` (the sweep's
     ``P_i``), ``inv_den`` (``1 / (D_i + U_i P_{i+1})``), ``upper`` (``-U_i / (D_i + U_i P_{i+1})``), ``weight``
-    (``W_i`` of the boundary row); ``inv_w0`` ``(2, *lam.shape)`` is ``1 / W_0`` (0 where the row is singular).
+    (``W_i`` of the boundary row); ``inv_w0`` ``(2, *lam.shape)`` is ``1 / W_0`` (0 where the row is singular);
+    ``lam`` the Helmholtz constant. Without tables (``helmholtz_factor(..., tables=False)``) the five tables are
+    None and every solve forms them row by row in its first sweep (the same values).
     """
 
-    p: jax.Array
-    inv_den: jax.Array
-    upper: jax.Array
-    weight: jax.Array
-    inv_w0: jax.Array
+    p: jax.Array | None
+    inv_den: jax.Array | None
+    upper: jax.Array | None
+    weight: jax.Array | None
+    inv_w0: jax.Array | None
+    lam: jax.Array
     n: int
     bc: str
 
@@ -129,38 +194,29 @@ def _check_n(n: int, least: int) -> None:
         raise ValueError(f"n (the number of Chebyshev coefficients N + 1) must be an integer >= {least}, got {n!r}")
 
 
-def _backward(n: int, lam: jax.Array, bc: str, rhs: jax.Array | None = None
-              ) -> tuple[tuple[jax.Array, ...], jax.Array]:
-    """The backward sweep over rows ``i = h-1 .. 1`` and ``1 / W_0``.
-
-    Without ``rhs``: the factor's ``(P, 1 / den, -U / den, W)`` stacked over the rows. With the quasi-inverse rows
-    ``rhs`` (one-shot solve): only ``(P, Q, sum_{i>=1} W_i Q_i)``, what :func:`_finish` needs.
-    """
+def _backward(n: int, lam: jax.Array, bc: str) -> tuple[tuple[jax.Array, ...], jax.Array]:
+    """The factor's tables ``(P, 1 / den, -U / den, W)`` over rows ``i = h-1 .. 1`` and ``1 / W_0`` (one scan)."""
     rdt = jnp.finfo(lam.dtype).dtype
     ext = (slice(None), slice(None)) + (None,) * lam.ndim
     lower, diag, upper = (jnp.asarray(t, rdt)[ext] for t in _row_tables(n))
     w = jnp.asarray(_boundary_weights(n, bc), rdt)[ext]
     rows = (-lam * lower, 1 + lam * diag, -lam * upper, w[1:])
 
-    def step(carry, row):  # P_i = -L_i / den_i, Q_i = (R_i - U_i Q_{i+1}) / den_i, den_i = D_i + U_i P_{i+1}
-        ell_i, d_i, u_i, w_i = row[:4]
+    def step(carry, row):  # P_i = -L_i / den_i, den_i = D_i + U_i P_{i+1}, W_i = w_i + P_{i+1} W_{i+1}
+        ell_i, d_i, u_i, w_i = row
         inv = 1 / (d_i + u_i * carry[0])
         p_i, weight = -ell_i * inv, w_i + carry[0] * carry[1]
-        if rhs is None:
-            return (p_i, weight), (p_i, inv, -u_i * inv, weight)
-        q_i = (row[4] - u_i * carry[2]) * inv
-        return (p_i, weight, q_i, carry[3] + weight * q_i), (p_i, q_i)
+        return (p_i, weight), (p_i, inv, -u_i * inv, weight)
 
     zero = jnp.zeros_like(rows[0][0])  # zeros_like: as varying over shard_map axes as the data
-    init = (zero, zero) if rhs is None else (zero, zero) + (jnp.zeros_like(rhs[0] * zero),) * 2
-    carry, out = lax.scan(step, init, rows if rhs is None else rows + (rhs,), reverse=True)
+    carry, out = lax.scan(step, (zero, zero), rows, reverse=True)
     w0 = w[0] + carry[0] * carry[1]
     nonzero = w0 != 0  # False only for the singular Neumann problem lam = 0 (even parity)
-    inv_w0 = jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
-    return (out if rhs is None else out + (carry[3],)), inv_w0
+    return out, jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
 
 
-def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None) -> HelmholtzFactor:
+def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None, tables: bool = True
+                     ) -> HelmholtzFactor:
     """Factor the tau Helmholtz operator ``D^2 - lam`` with two boundary conditions, for reuse over many ``f``.
 
     Args:
@@ -169,24 +225,30 @@ def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None) 
         intended range (then no pivoting is needed); complex values are accepted.
       bc: ``"dirichlet"`` (values ``u(+-1)``) or ``"neumann"`` (slopes ``u'(+-1)``).
       dtype: real precision of the factor; default: that of ``lam`` (float64 for Python scalars under x64).
+      tables: keep the factor's per-row tables (``5 ceil(n/2)`` numbers per ``lam``); False keeps only ``lam`` and
+        each solve forms the tables as it sweeps (a division more per row and entry; the same values), which
+        spares their memory where a solve runs inside a time loop.
 
     Returns:
-      A :class:`HelmholtzFactor` with arrays ``(ceil(n/2) - 1, 2, *lam.shape)``.
+      A :class:`HelmholtzFactor` with arrays ``(ceil(n/2) - 1, 2, *lam.shape)`` (None without tables).
 
     Raises:
       ValueError: ``n < 3`` or an unknown ``bc``.
     """
     _check_bc(bc)
     _check_n(n, 3)
-    out, inv_w0 = _backward(n, _param(lam, _real_dtype(lam) if dtype is None else jnp.finfo(dtype).dtype), bc)
-    return HelmholtzFactor(*out, inv_w0=inv_w0, n=int(n), bc=bc)
+    lam = _param(lam, _real_dtype(lam) if dtype is None else jnp.finfo(dtype).dtype)
+    if not tables:
+        return HelmholtzFactor(None, None, None, None, None, lam=lam, n=int(n), bc=bc)
+    out, inv_w0 = _backward(n, lam, bc)
+    return HelmholtzFactor(*out, inv_w0=inv_w0, lam=lam, n=int(n), bc=bc)
 
 
 def _rhs_rows(n: int, f: jax.Array, ntrail: int, rdt) -> jax.Array:
     """Right-hand sides of the quasi-inverse rows ``i = 1 .. h-1``, ``(h - 1, 2, ...)`` (``f_{N-1}, f_N`` unused)."""
     lower, diag, upper = (_lift(jnp.asarray(t, rdt), 2, ntrail) for t in _row_tables(n))
     fs = _lift(_split(f), 2, ntrail)
-    return lower * fs[:-1] - diag * fs[1:] + upper * jnp.concatenate([fs[2:], jnp.zeros_like(fs[:1])])
+    return _rmul(lower, fs[:-1]) - _rmul(diag, fs[1:]) + _rmul(upper, jnp.concatenate([fs[2:], jnp.zeros_like(fs[:1])]))
 
 
 def _finish(n: int, bc: str, p: jax.Array, q: jax.Array, wq: jax.Array, inv_w0: jax.Array, top: jax.Array,
@@ -202,13 +264,13 @@ def _finish(n: int, bc: str, p: jax.Array, q: jax.Array, wq: jax.Array, inv_w0: 
     """
     plus, minus = (top + bottom) / 2, (top - bottom) / 2
     beta = _lift(jnp.stack(jnp.broadcast_arrays(*((plus, minus) if bc == "dirichlet" else (minus, plus)))), 1, ntrail)
-    x0 = (beta - wq) * _lift(inv_w0, 1, ntrail)
+    x0 = _rmul(_lift(inv_w0, 1, ntrail), beta - wq)
     rdt = jnp.finfo(q.dtype).dtype
     w = _boundary_weights(n, bc)
     last = (n - 1 - np.arange(2)) // 2  # index M of the top unknown per parity
     below = np.where(np.arange(w.shape[0])[:, None] < last, w, 0.0)
     p = _lift(p, 2, ntrail)
-    x, partial_row = _sweep_up(p, q, x0, _lift(jnp.asarray(below, rdt), 2, ntrail))
+    x, partial_row = _up(p, q, x0, _lift(jnp.asarray(below, rdt), 2, ntrail))
     x = jnp.concatenate([jnp.broadcast_to(x0, x.shape[1:])[None], x])
     from_row = (beta - partial_row) / _lift(jnp.asarray(w[last, [0, 1]], rdt), 1, ntrail)
     for i, m in enumerate(last):
@@ -235,13 +297,19 @@ def helmholtz_solve(factor: HelmholtzFactor, f: ArrayLike, top: ArrayLike = 0, b
     f = _coeffs(f, "f")
     if f.shape[0] != factor.n:
         raise ValueError(f"f must have factor.n = {factor.n} coefficients along axis 0, got shape {f.shape}")
-    rdt = _real_dtype(f, factor.p)
+    rdt = _real_dtype(f, factor.lam)
     top, bottom = _param(top, rdt), _param(bottom, rdt)
-    ntrail = max(f.ndim - 1, factor.p.ndim - 2, top.ndim, bottom.ndim)
-    rhs = _rhs_rows(factor.n, f, ntrail, rdt)
-    q = _sweep_down(_lift(factor.upper, 2, ntrail), _lift(factor.inv_den, 2, ntrail), rhs)
-    wq = jnp.sum(_lift(factor.weight, 2, ntrail) * q, axis=0)
-    return _finish(factor.n, factor.bc, factor.p, q, wq, factor.inv_w0, top, bottom, ntrail)
+    ntrail = max(f.ndim - 1, factor.lam.ndim, top.ndim, bottom.ndim)
+    rows = _rhs_rows(factor.n, f, ntrail, rdt)
+    rows = jnp.broadcast_to(rows, rows.shape[:2] + jnp.broadcast_shapes(rows.shape[2:], _lift(factor.lam, 0,
+                                                                                                ntrail).shape))
+    if factor.inv_den is None:
+        rows = rows.astype(jnp.result_type(rows, factor.lam))
+        q, p, wq, inv_w0 = _down(factor.n, factor.bc, rows, _lift(factor.lam, 0, ntrail))
+    else:
+        tables = tuple(_lift(t, 2, ntrail) for t in (factor.p, factor.inv_den, factor.upper, factor.weight))
+        q, p, wq, inv_w0 = _down(factor.n, factor.bc, rows, tables=(*tables, factor.inv_w0))
+    return _finish(factor.n, factor.bc, p, q, wq, inv_w0, top, bottom, ntrail)
 
 
 def helmholtz(f: ArrayLike, lam: ArrayLike, bc: str = "dirichlet", top: ArrayLike = 0,
@@ -270,7 +338,10 @@ def helmholtz(f: ArrayLike, lam: ArrayLike, bc: str = "dirichlet", top: ArrayLik
     rdt = _real_dtype(f, lam, top, bottom)
     lam, top, bottom = (_param(x, rdt) for x in (lam, top, bottom))
     ntrail = max(f.ndim - 1, lam.ndim, top.ndim, bottom.ndim)
-    (p, q, wq), inv_w0 = _backward(f.shape[0], _lift(lam, 0, ntrail), bc, _rhs_rows(f.shape[0], f, ntrail, rdt))
+    lam = _lift(lam, 0, ntrail)
+    rows = _rhs_rows(f.shape[0], f, ntrail, rdt)
+    rows = jnp.broadcast_to(rows, rows.shape[:2] + jnp.broadcast_shapes(rows.shape[2:], lam.shape))
+    q, p, wq, inv_w0 = _down(f.shape[0], bc, rows.astype(jnp.result_type(rows, lam)), lam, fused=True)
     return _finish(f.shape[0], bc, p, q, wq, inv_w0, top, bottom, ntrail)
 
 

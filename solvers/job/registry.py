@@ -112,9 +112,9 @@ _CHANNEL_PRESETS = {
 }
 
 _WALL_PLOT = PlotSpec("u", "streamwise velocity u", "velocity.png", normal=2, index=0, axes=(1, 0),
-                      energy_label=_KINETIC)
+                      energy_label=_KINETIC, history=("perturbation_energy",), history_log=True)
 _CONVECTION_PLOT = PlotSpec("temperature", "temperature T", "temperature.png", normal=2, index=0, axes=(1, 0),
-                            energy_label=_KINETIC)
+                            energy_label=_KINETIC, history=("nusselt", "nusselt_bottom", "nusselt_top"))
 
 
 def _convection(cls, kc, integrator):

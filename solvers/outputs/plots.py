@@ -27,15 +27,30 @@ def _figure(ncols: int = 1, width: float = 5.0):
     return fig, [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
 
 
-def plot_history(ax, rows: list[dict], energy_label: str = "energy E") -> None:
+def plot_history(ax, rows: list[dict], energy_label: str = "energy E", extra: Sequence[str] = (),
+                 extra_log: bool = False) -> None:
     """Energy vs time, with the dissipation (as ``2 nu Z`` and as ``-dE/dt``) where the rows have it; the title
-    names what is drawn, ``energy_label`` what the ``energy`` column is (the equation's ``energy_label``:
-    ``"kinetic energy E"``, ``"free energy F"``, ...)."""
+    names what is drawn, ``energy_label`` what the ``energy`` column is (``"kinetic energy E"``, ``"free energy
+    F"``, ...). ``extra``: other columns drawn on a second axis instead of the dissipation (log scale where
+    ``extra_log``: e.g. a perturbation energy growing beneath a laminar one, or Nusselt numbers)."""
     t = np.array([float(r["t"]) for r in rows])
     e = np.array([float(r["energy"]) for r in rows])
     ax.plot(t, e, "C0-", label=energy_label)
     ax.set_xlabel("t")
     ax.set_ylabel(energy_label, color="C0")
+    extra = [c for c in extra if c in rows[0]]
+    if extra and len(t) > 1:
+        ax2 = ax.twinx()
+        for i, c in enumerate(extra):
+            ax2.plot(t, [abs(float(r[c])) if extra_log else float(r[c]) for r in rows], f"C{i + 3}-", label=c)
+        if extra_log:
+            ax2.set_yscale("log")
+        ax2.set_ylabel(", ".join(extra), color="C3")
+        ax2.legend(loc="center right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=8)
+        ax.set_title(f"energy and {extra[0].replace('_', ' ')}" if len(extra) == 1 else "energy and " +
+                     extra[0].split("_")[0])
+        return
     dissipation = "dissipation" in rows[0] and len(t) > 1
     if dissipation:
         ax2 = ax.twinx()
@@ -118,19 +133,20 @@ def plot_slice(ax, field: np.ndarray, label: str, axes: PlotAxes | None = None) 
 
 def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict], field: tuple | None,
                 dk: float = 1.0, title: str = "", field_file: str = "vorticity.png",
-                slope: float | None = None, energy_label: str = "energy E") -> list[Path]:
+                slope: float | None = None, energy_label: str = "energy E", extra: Sequence[str] = (),
+                extra_log: bool = False) -> list[Path]:
     """Write ``energy.png`` (the ``energy`` column, labelled ``energy_label``), ``spectrum.png`` (with a
     ``k^slope`` guide if given), the slice ``field_file`` and ``summary.png`` (all three) into ``out``.
 
-    ``field`` is what :meth:`~solvers.Equation.plot_field` returns: ``(label, array)``, or ``(label, array,
-    axes)`` with the slice's axis names and true coordinates (see :func:`plot_slice`); None: no slice. Empty
+    ``field`` is a plane: ``(label, array)``, or ``(label, array, axes)`` with the slice's axis names and true
+    coordinates (see :func:`plot_slice`); None: no slice. ``extra``/``extra_log``: see :func:`plot_history`. Empty
     ``history`` or ``spectra`` (an equation without a spectrum) draw no panel.
     """
     out = Path(out)
     written = []
     panels = []
     if history:
-        panels.append(("energy.png", lambda ax: plot_history(ax, history, energy_label)))
+        panels.append(("energy.png", lambda ax: plot_history(ax, history, energy_label, extra, extra_log)))
     if spectra:
         panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk, slope)))
     if field is not None and np.all(np.isfinite(field[1])):
@@ -166,6 +182,8 @@ class PlotSpec:
         the unit square, the plane's first axis horizontal.
       energy_label: what the ``energy`` column is (``"kinetic energy E"``, ``"free energy F"``, ...).
       spectrum_slope: the exponent of a power-law guide on the spectrum plot (None: no guide).
+      history, history_log: diagnostics drawn beside the energy on a second axis (log scale), e.g. the perturbation
+        energy of a wall flow whose laminar part dominates, or the Nusselt numbers of convection.
     """
 
     field: str | None = None
@@ -176,6 +194,8 @@ class PlotSpec:
     axes: tuple[int, int] | None = None
     energy_label: str = "energy E"
     spectrum_slope: float | None = None
+    history: tuple[str, ...] = ()
+    history_log: bool = False
 
 
 def plane_layout(grid, spec: PlotSpec) -> tuple[int | None, int, bool, str, PlotAxes | None]:
@@ -271,7 +291,8 @@ class Plots(Output):
         title = f"{self.title}, t={event.t:.3g}" if self.title else f"t={event.t:.3g}"
         self.written = write_plots(self.directory, history, spectra, field, dk=getattr(grid, "dk", 1.0),
                                    title=title, field_file=self.spec.file, slope=self.spec.spectrum_slope,
-                                   energy_label=self.spec.energy_label)
+                                   energy_label=self.spec.energy_label, extra=self.spec.history,
+                                   extra_log=self.spec.history_log)
 
 
 def plot_statistics(path: str | os.PathLike, columns: Mapping[str, np.ndarray], scalars: Mapping[str, float]) -> Path:
