@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers import NavierStokes, RunConfig, SpectralGrid, run
 from solvers.io import SnapshotError, SnapshotWriter, load_snapshot, open_snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def series(eq_state, tmp_path_factory):
     for step, s in enumerate(states):
         w.after_step(s, step, 0.25 * step, last=step == 2)
     w.close()
-    fields = [{k: np.asarray(v) for k, v in jax.jit(eq.snapshot_fields)(s).items()} for s in states]
+    fields = [{k: np.asarray(v) for k, v in jax.jit(eq.physical_fields)(s).items()} for s in states]
     return d, fields
 
 
@@ -50,7 +50,8 @@ def test_xarray_values_equal_the_fields_on_the_devices(series):
     assert ds.sizes == {"time": 3, "x": N, "y": N, "z": N}
     assert list(ds.time.values) == [0.0, 0.25, 0.5] and list(ds.step.values) == [0, 1, 2]
     assert np.allclose(ds.x.values, np.arange(N) * 2 * np.pi / N)
-    assert ds.attrs["equation"] == "navier-stokes" and json.loads(ds.attrs["parameters"]) == {"nu": 0.02}
+    # a writer built directly names the equation by its class (the main job passes its name, e.g. navier-stokes)
+    assert ds.attrs["equation"] == "NavierStokes" and json.loads(ds.attrs["parameters"]) == {"nu": 0.02}
     assert json.loads(ds.attrs["grid"])["shape"] == [N, N, N]
     assert set(ds.data_vars) == {"u", "v", "w", "vorticity_x", "vorticity_y", "vorticity_z", "vorticity_magnitude"}
     for i, f in enumerate(fields):
@@ -134,7 +135,7 @@ def test_resume_drops_later_snapshots_and_appends(eq_state, tmp_path):
     w2.after_step(state, 4, 0.4)
     ds = open_snapshots(tmp_path)
     assert list(ds.step.values) == [0, 2, 4] and ds.u.dtype == np.float64
-    np.testing.assert_array_equal(ds.u.isel(time=2).values, np.asarray(eq.snapshot_fields(state)["u"]))
+    np.testing.assert_array_equal(ds.u.isel(time=2).values, np.asarray(eq.physical_fields(state)["u"]))
     SnapshotWriter(tmp_path, eq, every=2)  # a new run starts a new series
     assert json.loads((tmp_path / "snapshots.json").read_text())["snapshots"] == []
     assert not list(tmp_path.glob("snap_*"))
@@ -156,7 +157,7 @@ def test_a_failed_write_is_a_clear_error(eq_state, tmp_path):
 
 def test_a_field_named_like_the_coordinates_group_is_refused(eq_state, tmp_path, monkeypatch):
     eq, state = eq_state
-    monkeypatch.setattr(eq, "snapshot_fields", lambda s: {"coordinates": eq.grid.backward(s[0])})
+    monkeypatch.setattr(eq, "physical_fields", lambda s: {"coordinates": eq.grid.backward(s[0])})
     with pytest.raises(ValueError, match="names a field 'coordinates', the master files' group of axis points"):
         SnapshotWriter(tmp_path, eq, every=1)
 
@@ -222,10 +223,10 @@ def test_killed_while_writing_leaves_earlier_snapshots_readable(tmp_path):
 def test_run_lands_on_snapshot_times_and_resumes(tmp_path):
     cfg = RunConfig(n=16, t_end=0.3, dt=0.04, out=str(tmp_path), snapshot_every=4, snapshot_times=(0.1, 0.25),
                     progress=False, plots=False, max_steps=5, dtype="float64", snapshot_dtype="float64")
-    simulate(cfg)
+    run(cfg)
     first = open_snapshots(tmp_path)
     assert list(first.step.values) == [0, 3, 4]
-    simulate(RunConfig(**{**cfg.__dict__, "max_steps": None, "resume": True}))
+    run(RunConfig(**{**cfg.__dict__, "max_steps": None, "resume": True}))
     ds = open_snapshots(tmp_path)
     assert list(ds.time.values) == pytest.approx([0.0, 0.1, 0.14, 0.25, 0.29, 0.3], abs=1e-12)
     assert ds.time.values[1] == 0.1 and ds.time.values[3] == 0.25 and ds.time.values[5] == 0.3  # exactly
