@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from solvers import INTEGRATORS, NavierStokes, RunConfig, SpectralGrid, simulate
+from solvers import INTEGRATORS, REGISTRY, DiagnosticsCSV, NavierStokes, RunConfig, SpectralGrid, run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ns_tg16_f64_rk4_main"
 
@@ -41,8 +41,9 @@ def test_donated_default_step_bytes_per_point(meshes):
     n = 128
     grid = SpectralGrid(n, meshes["slab"], dtype=jnp.float32)
     eq = NavierStokes(grid, nu=1 / 1600)
-    assert eq.default_integrator == "lsrk4"
-    bpp, m, devices = step_bytes_per_point(eq, eq.default_integrator)
+    integrator = REGISTRY["navier-stokes"].default_integrator({})  # the main job's default
+    assert integrator == "lsrk4"
+    bpp, m, devices = step_bytes_per_point(eq, integrator)
     state_bytes = 3 * n * n * (n // 2 + 1) * 8  # complex64 half spectrum of 3 components
     assert m.argument_size_in_bytes * devices == pytest.approx(state_bytes, abs=64)  # per-device figures
     assert m.alias_size_in_bytes * devices == pytest.approx(state_bytes, abs=64)  # the donated state is reused
@@ -54,16 +55,22 @@ def test_main_job_program_with_its_rows_holds_what_the_step_holds(meshes, tmp_pa
     only) holds at most the bare step's bytes per point and 0.5 more (fixed-size buffers of step sizes and rows).
     With ``u`` and ``div u`` of the row in one batched inverse transform it held 65.1 against the step's 63.0
     (measured 2026-11-24); one field at a time, 63.1."""
-    from solvers import _run
+    from solvers.job.build import build, validate
+    from solvers.simulation.loop import Loop
+    from solvers.stepping import host_control_flow
 
     cfg = RunConfig(equation="navier-stokes", n=128, dtype="float32", t_end=1.0, out=str(tmp_path), progress=False,
                     plots=False, params={"nu": 1 / 1600})
-    res = _run.validate(cfg)
-    grid, eq, integ, controller = _run.build(cfg, res, meshes["slab"])
+    res = validate(cfg)
+    parts = build(cfg, res, meshes["slab"])
+    grid, eq, integ = parts.grid, parts.equation, parts.integrator
     with jax.set_mesh(grid.mesh):
-        run = _run._setup(cfg, res, grid, eq, integ, controller, [])
-        assert run.stepper.control.dt is None and run.stepper.row is not None
-        compiled = run.stepper.lower().compile()
+        # the main job's step program: its controller, its diagnostics CSV's rows
+        control = parts.controller.resolve(integ, integ.stable_dt())
+        loop = Loop(integ, control, [DiagnosticsCSV(tmp_path, every=cfg.diag_every)], None, True,
+                    host_control_flow(grid.mesh))
+        assert loop.control.dt is None and loop.row is not None
+        compiled = loop.lower().compile()
     m = compiled.memory_analysis()
     total = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
     bpp = total * grid.mesh.size / grid.size
@@ -83,10 +90,10 @@ def test_resume_checkpoint_written_before_the_change(meshes, tmp_path):
                integrator="rk4", dt=0.02, t_end=0.2, max_steps=8, diag_every=2, keep=1, progress=False, plots=False)
     resumed = tmp_path / "resumed"
     shutil.copytree(DATA, resumed)
-    out = simulate(RunConfig(out=str(resumed), resume=True, **cfg), mesh=meshes["slab"])
+    out = run(RunConfig(out=str(resumed), resume=True, **cfg), mesh=meshes["slab"])
     assert out["steps"] == 8 and out["steps_this_run"] == 4
     fresh = tmp_path / "fresh"
-    simulate(RunConfig(out=str(fresh), **cfg), mesh=meshes["slab"])
+    run(RunConfig(out=str(fresh), **cfg), mesh=meshes["slab"])
     got = _rows(resumed / "diagnostics.csv")
     for ref in (_rows(DATA / "uninterrupted_diagnostics.csv"), _rows(fresh / "diagnostics.csv")):
         assert [r["step"] for r in got] == [r["step"] for r in ref] == ["0", "2", "4", "6", "8"]

@@ -24,6 +24,7 @@ import pytest
 
 from solvers import ETDRK4, INTEGRATORS, RK4, NavierStokes, SpectralGrid
 from solvers import diagnostics as D
+from solvers.model import apply_linear, tree_add
 from solvers.reference import taylor_green_series as tgv_series
 
 
@@ -83,7 +84,8 @@ def test_nonlinear_term_conserves_energy_and_forcing_injects_epsilon(ns):
         def inner(a, b):
             return (grid.mean_square(a + b) - grid.mean_square(a - b)) / 4  # = <a . b>, so dE/dt = <u . rhs>
 
-        return inner(u, base.nonlinear(u, 0.0)), inner(u, forced.rhs(u, 0.0)), D.enstrophy(grid, u)
+        rhs = tree_add(apply_linear(forced.linear(), u), forced.nonlinear(u, 0.0))  # L u + N(u)
+        return inner(u, base.nonlinear(u, 0.0)), inner(u, rhs), D.enstrophy(grid, u)
 
     transfer, de_dt, z = (float(v) for v in rates(u))
     assert abs(transfer) < 1e-14  # sum_k u_k* . N_k = 0: the dealiased rotational form conserves energy
@@ -127,6 +129,13 @@ def test_sharded_equals_single_device(ns, kind, dealias):
     assert np.abs(run(kind) - ref).max() < 1e-13 * np.abs(ref).max()
 
 
+def _nonlinear_and_rate(eq, u):
+    """The nonlinear term and the CFL rate as a CFL step's first stage takes them: from the term's own physical
+    velocity where the equation fuses them, else (3/2 padding) ``max_rate``."""
+    n, rate = eq.nonlinear_and_rate(u, 0.0)
+    return n, eq.max_rate(u) if rate is None else rate
+
+
 @pytest.mark.parametrize("dealias", ["2/3", "3/2"])
 def test_small_blocks_batch_the_nonlinear_transforms(meshes, dealias):
     """On several devices with at most ``batched_points_per_device`` points each, the nonlinear term moves ``u``
@@ -142,7 +151,7 @@ def test_small_blocks_batch_the_nonlinear_transforms(meshes, dealias):
     outs, counts = {}, {}
     with jax.set_mesh(grid.mesh):
         for name, eq in (("batched", batched), ("scalar", scalar)):
-            f = jax.jit(lambda u, eq=eq: eq.nonlinear_with_rate(u, 0.0))
+            f = jax.jit(lambda u, eq=eq: _nonlinear_and_rate(eq, u))
             outs[name] = jax.tree.map(np.asarray, f(u))
             counts[name] = len(re.findall(r" all-to-all(?:-start)?\(", f.lower(u).compile().as_text()))
     ref = outs["scalar"][0]
@@ -157,15 +166,15 @@ def test_small_blocks_batch_the_nonlinear_transforms(meshes, dealias):
 def test_large_blocks_and_one_device_take_the_scalar_transforms(meshes):
     """The nine scalar transforms keep fewer full fields alive (72 against 89 bytes per point at 64^3): grids of
     more than ``batched_points_per_device`` points per device take them, and so does one device (no faster
-    batched). A memory probe (:meth:`~solvers.Equation.probe_for`) chooses as the run it stands for."""
+    batched). A memory probe (:attr:`~solvers.VelocityEquation.planned_points`) chooses as the run it stands for."""
     assert not NavierStokes(SpectralGrid(16, meshes["single"])).batched_transforms()
     assert not NavierStokes(SpectralGrid(128, meshes["slab"], dtype=jnp.float32)).batched_transforms()
     assert NavierStokes(SpectralGrid(64, meshes["slab"], dtype=jnp.float32)).batched_transforms()
     probe = NavierStokes(SpectralGrid(32, meshes["slab"], dtype=jnp.float32))
     assert probe.batched_transforms()
-    probe.probe_for((128, 128, 128))
+    probe.planned_points = (128, 128, 128)
     assert not probe.batched_transforms()
-    probe.probe_for((32, 32, 32))
+    probe.planned_points = (32, 32, 32)
     assert probe.batched_transforms()
 
 
@@ -174,13 +183,15 @@ def test_memory_probe_compiles_the_runs_transforms(monkeypatch, tmp_path):
     transforms (its own size would take the batched ones, about 20% more bytes per point: the estimate would
     refuse grids that fit), and a 32^3 run's own grid takes the batched ones."""
     import xfft
-    from solvers import RunConfig, _memory, _run
+    from solvers import RunConfig
+    from solvers.job import memory as _memory
+    from solvers.job.build import check_memory, validate
 
     seen = []
     monkeypatch.setattr(_memory, "program_bytes", lambda eq, stepper, ic, p: seen.append(eq) or {"step": 1})
     for n, batched in ((256, False), (32, True)):
         cfg = RunConfig(equation="navier-stokes", n=n, dtype="float32", t_end=1.0, out=str(tmp_path / str(n)),
                         progress=False, plots=False)
-        res = _run.validate(cfg)
-        _run._check_memory(cfg, res, xfft.make_mesh("slab"), always=True)
+        res = validate(cfg)
+        check_memory(cfg, res, xfft.make_mesh("slab"), res.shape, always=True)
         assert seen[-1].grid.shape == (32, 32, 32) and seen[-1].batched_transforms() is batched, n
