@@ -41,8 +41,12 @@ def _param(x: ArrayLike, rdt) -> jax.Array:
 def _rmul(a: jax.Array, z: jax.Array) -> jax.Array:
     """``a * z`` for a real ``a``: a complex ``z`` has its parts scaled (the values of the complex product, with no
     complex copy of ``a``, which XLA would otherwise form for a whole table and keep)."""
-    if not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
+    import os
+    if os.environ.get("PLAIN") or not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
         return a * z
+    if os.environ.get("EMU"):
+        zero = jnp.zeros((), a.dtype)
+        return lax.complex(a * z.real - zero * z.imag, a * z.imag + zero * z.real)
     return lax.complex(a * z.real, a * z.imag)
 
 

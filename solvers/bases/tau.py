@@ -85,6 +85,8 @@ def _down(n: int, bc: str, r: jax.Array, lam: jax.Array | None = None, tables: t
     rdt = jnp.finfo(r.dtype).dtype
     m, ext = r.shape[0], (slice(None), slice(None)) + (None,) * (r.ndim - 2)
     lower, diag, up, w = (jnp.asarray(t, rdt)[ext] for t in (*_row_tables(n), _boundary_weights(n, bc)))
+    # the buffer as varying over shard_map axes as the factor and the data together (a no-op otherwise)
+    r = r + jnp.zeros_like(_rmul(tables[2][0] if tables is not None else lam * lower[0], r[0]))
     if tables is not None:
         p, inv_den, upper, weight, inv_w0 = tables
 
@@ -102,7 +104,7 @@ def _down(n: int, bc: str, r: jax.Array, lam: jax.Array | None = None, tables: t
         return -ell * inv, _at(w, i + 1) + p_next * w_next, inv, u
 
     pdt = jnp.result_type(lam, rdt)
-    zero = jnp.zeros_like(_at(r, 0).real, dtype=pdt)  # zeros_like: as varying over shard_map axes as the data
+    zero = jnp.zeros_like(_at(r, 0).real).astype(pdt)  # zeros_like: as varying over shard_map axes as the data
     pbuf = (r.real if jnp.iscomplexobj(r) else r + 0).astype(pdt)  # written over: a buffer of the data
     if fused:
         def sweep(j, c):

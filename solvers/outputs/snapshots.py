@@ -12,8 +12,9 @@ The index's (and each master file's) ``grid`` is the grid's :meth:`~solvers.Grid
 spacing, domain origin, axis ``names``, each axis's basis with its ``points`` where they are not uniform) plus
 ``start``, the first point of each axis (a cell-centred axis starts half a cell inside its domain):
 :func:`axis_points` turns it into the true coordinates. The XDMF describes uniform grids as a ``CoRectMesh``
-(origin and spacing) and grids with a non-uniform axis (Chebyshev points) as a ``RectMesh`` with one coordinate
-array per axis, so ParaView shows the real geometry.
+(origin and spacing) and grids with a non-uniform axis (Chebyshev points) as a structured mesh whose coordinate
+arrays are written once, in ``coordinates.h5`` (see :mod:`solvers.outputs._xdmf`), so ParaView shows the real
+geometry.
 
 Every process writes only the blocks its devices hold (one block at a time on the host); process 0 writes the
 master file, the index and the XDMF file, each to a temporary name that is renamed when complete, so a run
@@ -34,6 +35,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ._xdmf import COORDINATES_FILE, uniform, write_coordinates, xdmf
 from .base import Output
 
 XDMF_NAME = "snapshots.xmf"
@@ -138,52 +140,6 @@ def axis_points(meta: dict) -> list[np.ndarray]:
     return out
 
 
-def _xdmf(index: dict) -> str:
-    """The XDMF 2 temporal collection of a series index.
-
-    XDMF lists ``Dimensions`` slowest axis first (the array's axis order) and so do a ``CoRectMesh``'s origin and
-    spacing; a ``RectMesh``'s ``VX`` is the fastest-varying (last) array axis, ``VY`` the one before (VTK's
-    reader maps them to its X and Y). Coordinate arrays are read from each master file's ``/coordinates``. (In
-    2D, VTK's reader puts a ``CoRectMesh`` in its Y-Z plane, the first array axis along Z, and a ``RectMesh`` in
-    its X-Y plane, the first array axis along Y.)
-    """
-    grid = index["grid"]
-    shape = grid["shape"]
-    nd = len(shape)
-    names = axis_names(grid)
-    dims = " ".join(map(str, shape))
-    rect = any("points" in a for a in grid.get("axes") or [])
-    if rect:
-        kind, geom = f"{nd}DRectMesh", "VXVYVZ"[: 2 * nd]
-    else:
-        kind, geom = f"{nd}DCoRectMesh", "ORIGIN_DXDYDZ" if nd == 3 else "ORIGIN_DXDY"
-        origin = " ".join(repr(float(p[0])) for p in axis_points(grid))
-        spacing = " ".join(repr(float(d)) for d in grid["spacing"])
-    lines = ['<?xml version="1.0" ?>', '<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>', '<Xdmf Version="2.0">', " <Domain>",
-             '  <Grid Name="snapshots" GridType="Collection" CollectionType="Temporal">']
-    for e in index["snapshots"]:
-        prec = np.dtype(e["dtype"]).itemsize
-        lines += [f'   <Grid Name="step_{e["step"]}" GridType="Uniform">',
-                  f'    <Time Value="{e["t"]!r}"/>',
-                  f'    <Topology TopologyType="{kind}" Dimensions="{dims}"/>',
-                  f'    <Geometry GeometryType="{geom}">']
-        if rect:
-            lines += [f'     <DataItem Dimensions="{shape[d]}" NumberType="Float" Precision="8" Format="HDF">'
-                      f'{e["file"]}:/{COORDINATES}/{names[d]}</DataItem>' for d in reversed(range(nd))]
-        else:
-            lines += [f'     <DataItem Dimensions="{nd}" NumberType="Float" Precision="8" Format="XML">{v}</DataItem>'
-                      for v in (origin, spacing)]
-        lines.append("    </Geometry>")
-        for name in index["fields"]:
-            lines += [f'    <Attribute Name="{name}" AttributeType="Scalar" Center="Node">',
-                      f'     <DataItem Dimensions="{dims}" NumberType="Float" Precision="{prec}" Format="HDF">'
-                      f'{e["file"]}:/{name}</DataItem>',
-                      "    </Attribute>"]
-        lines.append("   </Grid>")
-    lines += ["  </Grid>", " </Domain>", "</Xdmf>", ""]
-    return "\n".join(lines)
-
-
 class SnapshotWriter(Output):
     """Writes an equation's :meth:`~solvers.Equation.physical_fields` as an HDF5 + XDMF time series: an output of a
     run (:func:`~solvers.simulate`), or called directly (:meth:`after_step`, :meth:`write`).
@@ -239,6 +195,8 @@ class SnapshotWriter(Output):
         self.header = {"format": 2, "equation": name or type(equation).__name__,
                        "parameters": dict(config or {}), "fields": self.fields,
                        "grid": grid_metadata(g)}
+        if not uniform(self.header["grid"]):
+            self.header["coordinates_dtype"] = self.dtype.name
         self.entries: list[dict] = []
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -248,6 +206,9 @@ class SnapshotWriter(Output):
             else:
                 self._clear()
             if self.lead:
+                if "coordinates_dtype" in self.header and not (self.directory / COORDINATES_FILE).exists():
+                    _replace_atomically(self.directory / COORDINATES_FILE,
+                                        lambda tmp: write_coordinates(tmp, self.points, self.dtype))
                 self._write_index()
         except OSError as e:
             raise SnapshotError(f"cannot start the snapshot series in {self.directory}: {e}") from e
@@ -379,7 +340,7 @@ class SnapshotWriter(Output):
             if p.is_file() and (p.name.endswith(me) or (self.lead and ".p" not in p.name)):
                 p.unlink(missing_ok=True)
         if self.lead:
-            for name in (XDMF_NAME, INDEX_NAME):
+            for name in (XDMF_NAME, INDEX_NAME, COORDINATES_FILE):
                 (self.directory / name).unlink(missing_ok=True)
 
     def _truncate(self, step: int) -> None:
@@ -396,4 +357,5 @@ class SnapshotWriter(Output):
         index = {**self.header, "snapshots": self.entries}
         _replace_atomically(self.directory / INDEX_NAME,
                             lambda tmp: tmp.write_text(json.dumps(index, indent=1, default=str) + "\n"))
-        _replace_atomically(self.directory / XDMF_NAME, lambda tmp: tmp.write_text(_xdmf(index)))
+        _replace_atomically(self.directory / XDMF_NAME, lambda tmp: tmp.write_text(xdmf(index, axis_points,
+                                                                                         axis_names)))
