@@ -7,7 +7,8 @@ and JAX's 64-bit mode off, as a user would run it. Nothing in a block is replace
 make blocks that depend on others runnable on their own:
 
 - a block whose first line is ``# NAME.py`` is that file: it is also saved as ``NAME.py`` for the blocks after it
-  in its section (the "Your own equation" class, imported by the ``simulate`` block and the command line);
+  in its section (the "Your own equation" class and its ``RunSpec``, imported by the ``run`` block and the command
+  line);
 - a block that reads a run directory (``"runs/NAME"``) comes after the ``python -m solvers run ... --out runs/NAME``
   command of its section; the test runs that command first, with every ``--n`` size capped at 16 points (and
   ``--no-progress --no-plots``), so that the whole file stays within about two minutes.
@@ -49,7 +50,7 @@ CHECKS = {
     "import xfft.fft as fft": (
         "assert dudz.sharding.spec == jax.sharding.PartitionSpec('x', None, None), dudz.sharding\n"
         "assert float(abs(dudz - np.cos(z)).max()) < 1e-5\n"),
-    "simulate(RunConfig(equation=KuramotoSivashinsky": (
+    "run(RunConfig(equation=SPEC": (
         "import json\n"
         "summary = json.load(open('runs/ks-python/run.json'))\n"
         "assert summary['steps'] == 400 and summary['t'] == 100, summary\n"),
