@@ -27,7 +27,7 @@ state = eq.initial_state("random-isotropic", seed=5)
 w = SnapshotWriter(out, eq, every=1)
 w.after_step(state, 0, 0.0)
 back = load_snapshot(out, "u", xfft.make_mesh("pencil"))  # each process reads only its blocks
-ok = bool(jnp.array_equal(back, jax.sharding.reshard(eq.snapshot_fields(state)["u"], back.sharding)))
+ok = bool(jnp.array_equal(back, jax.sharding.reshard(eq.physical_fields(state)["u"], back.sharding)))
 print(f"LOADED {ok} {back.sharding.spec}", flush=True)
 if jax.process_count() > 1:
     if me == 1:
