@@ -1,11 +1,11 @@
-"""Chebyshev coefficient operators along array axis 0: derivatives, values and slopes at the walls, integrals.
+"""Chebyshev coefficient arithmetic along array axis 0: derivatives, values and slopes at the walls, integrals, and
+the O(N) row sweeps of the tau solves.
 
 A field along the wall-normal axis is a Chebyshev series ``u(y) = sum_{k=0}^{N} a_k T_k(y)``, ``y in [-1, 1]``;
 arrays hold ``a_0 .. a_N`` along axis 0 (length ``n = N + 1``) followed by any trailing (batch) axes, real or
 complex, float32 or float64. Pure ``jax.numpy``/``jax.lax``, local along axis 0 (they run unchanged inside
 ``jax.shard_map`` on blocks sharded on the trailing axes), O(N) per trailing index except :func:`mean_square`.
-Also the small helpers (parity split, dtype rules) of the tau solves in :mod:`solvers.bases._tau`, which
-re-exports the public functions here.
+The public operators are re-exported by :mod:`solvers.bases.tau`, whose solves are built of the sweeps here.
 """
 
 from __future__ import annotations
@@ -39,15 +39,13 @@ def _param(x: ArrayLike, rdt) -> jax.Array:
 
 
 def _rmul(a: jax.Array, z: jax.Array) -> jax.Array:
-    """``a * z`` for a real ``a``: a complex ``z`` has its parts scaled (the values of the complex product, with no
-    complex copy of ``a``, which XLA would otherwise form for a whole table and keep)."""
-    import os
-    if os.environ.get("PLAIN") or not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
+    """``a * z`` for a real ``a`` and complex ``z`` with no complex copy of ``a`` (which XLA would form for a whole
+    table and keep): the complex product ``(a + 0i)(x + iy) = (a x - 0 y) + i (a y + 0 x)`` written out, so the
+    values are those of ``a * z`` bit for bit (XLA keeps ``0 * y``: it is NaN for an infinite ``y``)."""
+    if not jnp.iscomplexobj(z) or jnp.iscomplexobj(a):
         return a * z
-    if os.environ.get("EMU"):
-        zero = jnp.zeros((), a.dtype)
-        return lax.complex(a * z.real - zero * z.imag, a * z.imag + zero * z.real)
-    return lax.complex(a * z.real, a * z.imag)
+    zero = jnp.zeros((), a.dtype)
+    return lax.complex(a * z.real - zero * z.imag, a * z.imag + zero * z.real)
 
 
 def _col(table: np.ndarray, like: jax.Array, rdt) -> jax.Array:
@@ -191,3 +189,110 @@ def mean_square(a: ArrayLike, b: ArrayLike) -> jax.Array:
     table = 0.25 * (_integral_table(2 * n)[j[:, None] + j[None, :]] + _integral_table(n)[abs(j[:, None] - j)])
     tb = jnp.tensordot(jnp.asarray(table, _real_dtype(a, b)), jnp.conj(b), axes=(1, 0))
     return jnp.sum(a * tb, axis=0)
+
+
+# ---------------------------------------------------------------------------------- the tau solves' sweeps
+
+
+def _row_tables(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``c_{k-2}/(4k(k-1))``, ``e_k/(2(k^2-1))``, ``e_{k+2}/(4k(k+1))`` of rows ``i = 1 .. h-1`` (0 past ``k = N``)."""
+    k = _parity_k(n)[1:].astype(float)
+    big = n - 1  # N
+    lower = np.where(k <= big, np.where(k == 2, 2.0, 1.0) / (4 * k * (k - 1)), 0.0)
+    diag = np.where(k <= big - 2, 1.0 / (2 * (k * k - 1)), 0.0)
+    upper = np.where(k + 2 <= big - 2, 1.0 / (4 * k * (k + 1)), 0.0)
+    return lower, diag, upper
+
+
+def _boundary_weights(n: int, bc: str) -> np.ndarray:
+    """The boundary row per parity, ``(h, 2)``: ``1`` (Dirichlet) or ``k^2`` (Neumann), 0 past ``k = N``."""
+    k = _parity_k(n).astype(float)
+    return np.where(k < n, 1.0 if bc == "dirichlet" else k * k, 0.0)
+
+
+# The sweeps are loops over the rows that write their results into the buffer they read (the rows of the
+# right-hand side become the ``Q_i``, then the ``x_i``): a ``lax.scan`` would stack its outputs in a new buffer
+# that XLA initializes from a zero constant, hoists out of an enclosing time loop and copies, one copy per solve,
+# all alive at once. Real tables multiply complex data through ``_rmul`` (no complex copy of a table).
+
+
+def _at(a: jax.Array, i) -> jax.Array:
+    return lax.dynamic_index_in_dim(a, i, 0, keepdims=False)
+
+
+def _put(a: jax.Array, x: jax.Array, i) -> jax.Array:
+    return lax.dynamic_update_index_in_dim(a, jnp.broadcast_to(x, a.shape[1:]).astype(a.dtype), i, 0)
+
+
+def _down(n: int, bc: str, r: jax.Array, lam: jax.Array | None = None, tables: tuple | None = None,
+          fused: bool = False) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The backward sweep over rows ``i = h-1 .. 1`` of the rows ``r`` ``(h - 1, 2, ...)``; returns ``(Q, P, sum_i
+    W_i Q_i, 1 / W_0)`` (``Q`` in ``r``'s buffer).
+
+    ``tables``: a factor's ``(p, inv_den, upper, weight, inv_w0)``, broadcastable like ``r``; else the factor of
+    ``lam`` (broadcastable like ``r[0, 0]``) is formed row by row as the loop goes, with the operations of
+    ``tau._backward`` (the same values). ``fused``: ``Q_i = (R_i - U_i Q_{i+1}) / den_i`` (the one-shot solve);
+    else ``Q_i = upper_i Q_{i+1} + R_i / den_i`` (the factored solve).
+    """
+    rdt = jnp.finfo(r.dtype).dtype
+    m, ext = r.shape[0], (slice(None), slice(None)) + (None,) * (r.ndim - 2)
+    lower, diag, up, w = (jnp.asarray(t, rdt)[ext] for t in (*_row_tables(n), _boundary_weights(n, bc)))
+    # the buffer as varying over shard_map axes as the factor and the data together (a no-op otherwise)
+    r = r + jnp.zeros_like(_rmul(tables[2][0] if tables is not None else lam * lower[0], r[0]))
+    if tables is not None:
+        p, inv_den, upper, weight, inv_w0 = tables
+
+        def sweep(j, c):
+            q, r = c
+            i = m - 1 - j
+            q = _rmul(_at(upper, i), q) + _rmul(_at(inv_den, i), _at(r, i))
+            return q, _put(r, q, i)
+        q = lax.fori_loop(0, m, sweep, (jnp.zeros_like(_at(r, 0)), r))[1]
+        return q, p, jnp.sum(_rmul(weight, q), axis=0), inv_w0
+
+    def factor_row(i, p_next, w_next):
+        ell, d, u = -lam * _at(lower, i), 1 + lam * _at(diag, i), -lam * _at(up, i)
+        inv = 1 / (d + u * p_next)
+        return -ell * inv, _at(w, i + 1) + p_next * w_next, inv, u
+
+    pdt = jnp.result_type(lam, rdt)
+    zero = jnp.zeros_like(_at(r, 0).real).astype(pdt)  # zeros_like: as varying over shard_map axes as the data
+    pbuf = (r.real if jnp.iscomplexobj(r) else r + 0).astype(pdt)  # written over: a buffer of the data
+    if fused:
+        def sweep(j, c):
+            p_next, w_next, q, total, r, pbuf = c
+            i = m - 1 - j
+            p_i, w_i, inv, u = factor_row(i, p_next, w_next)
+            q = _rmul(inv, _at(r, i) - _rmul(u, q))
+            return p_i, w_i, q, total + _rmul(w_i, q), _put(r, q, i), _put(pbuf, p_i, i)
+        q0 = jnp.zeros_like(_at(r, 0))
+        p1, w1, _, wq, q, pbuf = lax.fori_loop(0, m, sweep, (zero, zero, q0, q0, r, pbuf))
+    else:
+        def sweep(j, c):
+            p_next, w_next, q, r, pbuf, wbuf = c
+            i = m - 1 - j
+            p_i, w_i, inv, u = factor_row(i, p_next, w_next)
+            q = _rmul(-u * inv, q) + _rmul(inv, _at(r, i))
+            return p_i, w_i, q, _put(r, q, i), _put(pbuf, p_i, i), _put(wbuf, w_i, i)
+        wbuf = pbuf + 0
+        p1, w1, _, q, pbuf, wbuf = lax.fori_loop(0, m, sweep, (zero, zero, jnp.zeros_like(_at(r, 0)), r, pbuf,
+                                                                wbuf))
+        wq = jnp.sum(_rmul(wbuf, q), axis=0)
+    w0 = w[0] + p1 * w1
+    nonzero = w0 != 0  # False only for the singular Neumann problem lam = 0 (even parity)
+    return q, pbuf, wq, jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
+
+
+def _up(p: jax.Array, q: jax.Array, x0: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``x_i = P_i x_{i-1} + Q_i`` for ``i = 1 .. h-1`` from ``x_0`` (in ``q``'s buffer), and the running sum
+    ``sum_i w_i x_i``."""
+    def sweep(i, c):
+        x, total, q = c
+        x = _rmul(_at(p, i), x) + _at(q, i)
+        return x, total + _rmul(_at(w, i + 1), x), _put(q, x, i)
+
+    x0 = jnp.zeros_like(_rmul(p[0], q[0])) + x0
+    _, total, x = lax.fori_loop(0, q.shape[0], sweep, (x0, _rmul(w[0], x0), q))
+    return x, total
+
+

@@ -27,9 +27,12 @@ class Fourier(Basis):
 
     kind = "fft"
     boundary = "periodic"
+    #: a grid's axis has an even number of points (its Nyquist conventions assume one); the 3/2-padded product
+    #: axis of :meth:`resized` may have an odd number
+    _even: bool = True
 
     def _check_n(self) -> None:
-        if self.n < self.min_points or self.n % 2:
+        if self.n < self.min_points or (self._even and self.n % 2):
             raise ValueError(f"{type(self).__name__} needs an even number of points >= {self.min_points} (its "
                              f"Nyquist mode conventions assume one), got n={self.n}")
 
@@ -84,7 +87,7 @@ class Fourier(Basis):
 
     def resized(self, n: int) -> Fourier:
         """The axis on ``n`` points (the 3/2-padded product grid: every mode kept, no dealiasing of its own)."""
-        return type(self)(n, self.domain)
+        return _padded(type(self), n, self.domain)
 
     def pad(self, c: jax.Array, other: Basis, axis: int) -> jax.Array:
         """Zero-pad or truncate in wavenumber space: modes ``|m| < min(n, other.n) / 2`` keep their place."""
@@ -141,7 +144,7 @@ class RealFourier(Fourier):
         """The axis on ``n`` points (the 3/2-padded product grid), with or without the Nyquist coefficient as this
         one. Leaving it out on the padded grid loses nothing: a padded spectrum's is zero, and a product's is
         truncated away on the way back to this grid."""
-        return RealFourier(n, self.domain, nyquist=self.nyquist)
+        return _padded(RealFourier, n, self.domain, nyquist=self.nyquist)
 
     @property
     def size(self) -> int:
@@ -157,6 +160,14 @@ class RealFourier(Fourier):
     def pad(self, c: jax.Array, other: Basis, axis: int) -> jax.Array:
         """Zero-pad or truncate the half spectrum (the highest modes are appended or dropped)."""
         return Basis.pad(self, c, other, axis)
+
+
+def _padded(cls, n: int, domain, **kw) -> Fourier:
+    """A product axis of ``n`` points (odd allowed: the 3/2 rule of an even axis of ``2 mod 4`` points)."""
+    out = cls.__new__(cls)
+    out._even = False
+    out.__init__(n, domain, **kw)
+    return out
 
 
 def periodic_bases(sizes, lengths, *, points=None, real_last: bool = True) -> list[Fourier]:

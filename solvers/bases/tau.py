@@ -26,9 +26,9 @@ are diagonally dominant for ``lam >= 0``; the two highest rows of a parity have 
 there), the boundary row written as ``W_0 x_0 + sum_{i>=1} W_i Q_i = beta`` with ``W_i = w_i + P_{i+1} W_{i+1}``
 fixes ``x_0``, and a forward recursion ``x_i = P_i x_{i-1} + Q_i`` gives the rest, except that the top unknown of
 a parity is taken from the boundary row where its own row would amplify rounding (``|P_M| = lam / (4N^2)`` large;
-see :func:`_finish`). Both parities run in the same ``lax.scan`` step, stacked on a new axis 1. A factored solve
-(:func:`helmholtz_factor` once, :func:`helmholtz_solve` per right-hand side) is two scans over the data; the
-one-shot :func:`helmholtz` fuses the factorization into the first of its two scans.
+see :func:`_finish`). Both parities run in the same loop step, stacked on a new axis 1. A factored solve
+(:func:`helmholtz_factor` once, :func:`helmholtz_solve` per right-hand side) is two sweeps over the data; the
+one-shot :func:`helmholtz`, and a factor kept without its tables, form the factor in the first of the two.
 """
 
 from __future__ import annotations
@@ -41,7 +41,20 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._chebyshev import ArrayLike, _coeffs, _lift, _merge, _param, _parity_k, _real_dtype, _rmul, _split
+from ._chebyshev import (
+    ArrayLike,
+    _boundary_weights,
+    _coeffs,
+    _down,
+    _lift,
+    _merge,
+    _param,
+    _real_dtype,
+    _rmul,
+    _row_tables,
+    _split,
+    _up,
+)
 from ._chebyshev import boundary_derivatives as boundary_derivatives
 from ._chebyshev import boundary_values as boundary_values
 from ._chebyshev import derivative as derivative
@@ -54,94 +67,6 @@ __all__ = ["BCS", "ClampedFactor", "HelmholtzFactor", "boundary_derivatives", "b
 
 #: the boundary conditions of the Helmholtz solve: the value (Dirichlet) or the slope (Neumann) at each wall
 BCS = ("dirichlet", "neumann")
-
-
-# ------------------------------------------------------------------------------------------------- sweeps
-#
-# The sweeps are loops over the rows that write their results into the buffer they read (the rows of the
-# right-hand side become the ``Q_i``, then the ``x_i``): a ``lax.scan`` would stack its outputs in a new buffer
-# that XLA initializes from a zero constant, hoists out of an enclosing time loop and copies, one copy per solve,
-# all alive at once. A real table multiplies complex data part by part (``_rmul``): no complex copy of a table.
-
-
-def _at(a: jax.Array, i) -> jax.Array:
-    return lax.dynamic_index_in_dim(a, i, 0, keepdims=False)
-
-
-def _put(a: jax.Array, x: jax.Array, i) -> jax.Array:
-    return lax.dynamic_update_index_in_dim(a, jnp.broadcast_to(x, a.shape[1:]).astype(a.dtype), i, 0)
-
-
-def _down(n: int, bc: str, r: jax.Array, lam: jax.Array | None = None, tables: tuple | None = None,
-          fused: bool = False) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """The backward sweep over rows ``i = h-1 .. 1`` of the rows ``r`` ``(h - 1, 2, ...)``; returns ``(Q, P, sum_i
-    W_i Q_i, 1 / W_0)`` (``Q`` in ``r``'s buffer).
-
-    ``tables``: a factor's ``(p, inv_den, upper, weight, inv_w0)``, broadcastable like ``r``; else the factor of
-    ``lam`` (broadcastable like ``r[0, 0]``) is formed row by row as the loop goes, with the operations of
-    :func:`_backward` (the same values). ``fused``: ``Q_i = (R_i - U_i Q_{i+1}) / den_i`` (the one-shot solve);
-    else ``Q_i = upper_i Q_{i+1} + R_i / den_i`` (the factored solve).
-    """
-    rdt = jnp.finfo(r.dtype).dtype
-    m, ext = r.shape[0], (slice(None), slice(None)) + (None,) * (r.ndim - 2)
-    lower, diag, up, w = (jnp.asarray(t, rdt)[ext] for t in (*_row_tables(n), _boundary_weights(n, bc)))
-    # the buffer as varying over shard_map axes as the factor and the data together (a no-op otherwise)
-    r = r + jnp.zeros_like(_rmul(tables[2][0] if tables is not None else lam * lower[0], r[0]))
-    if tables is not None:
-        p, inv_den, upper, weight, inv_w0 = tables
-
-        def sweep(j, c):
-            q, r = c
-            i = m - 1 - j
-            q = _rmul(_at(upper, i), q) + _rmul(_at(inv_den, i), _at(r, i))
-            return q, _put(r, q, i)
-        q = lax.fori_loop(0, m, sweep, (jnp.zeros_like(_at(r, 0)), r))[1]
-        return q, p, jnp.sum(_rmul(weight, q), axis=0), inv_w0
-
-    def factor_row(i, p_next, w_next):
-        ell, d, u = -lam * _at(lower, i), 1 + lam * _at(diag, i), -lam * _at(up, i)
-        inv = 1 / (d + u * p_next)
-        return -ell * inv, _at(w, i + 1) + p_next * w_next, inv, u
-
-    pdt = jnp.result_type(lam, rdt)
-    zero = jnp.zeros_like(_at(r, 0).real).astype(pdt)  # zeros_like: as varying over shard_map axes as the data
-    pbuf = (r.real if jnp.iscomplexobj(r) else r + 0).astype(pdt)  # written over: a buffer of the data
-    if fused:
-        def sweep(j, c):
-            p_next, w_next, q, total, r, pbuf = c
-            i = m - 1 - j
-            p_i, w_i, inv, u = factor_row(i, p_next, w_next)
-            q = _rmul(inv, _at(r, i) - _rmul(u, q))
-            return p_i, w_i, q, total + _rmul(w_i, q), _put(r, q, i), _put(pbuf, p_i, i)
-        q0 = jnp.zeros_like(_at(r, 0))
-        p1, w1, _, wq, q, pbuf = lax.fori_loop(0, m, sweep, (zero, zero, q0, q0, r, pbuf))
-    else:
-        def sweep(j, c):
-            p_next, w_next, q, r, pbuf, wbuf = c
-            i = m - 1 - j
-            p_i, w_i, inv, u = factor_row(i, p_next, w_next)
-            q = _rmul(-u * inv, q) + _rmul(inv, _at(r, i))
-            return p_i, w_i, q, _put(r, q, i), _put(pbuf, p_i, i), _put(wbuf, w_i, i)
-        wbuf = pbuf + 0
-        p1, w1, _, q, pbuf, wbuf = lax.fori_loop(0, m, sweep, (zero, zero, jnp.zeros_like(_at(r, 0)), r, pbuf,
-                                                                wbuf))
-        wq = jnp.sum(_rmul(wbuf, q), axis=0)
-    w0 = w[0] + p1 * w1
-    nonzero = w0 != 0  # False only for the singular Neumann problem lam = 0 (even parity)
-    return q, pbuf, wq, jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
-
-
-def _up(p: jax.Array, q: jax.Array, x0: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``x_i = P_i x_{i-1} + Q_i`` for ``i = 1 .. h-1`` from ``x_0`` (in ``q``'s buffer), and the running sum
-    ``sum_i w_i x_i``."""
-    def sweep(i, c):
-        x, total, q = c
-        x = _rmul(_at(p, i), x) + _at(q, i)
-        return x, total + _rmul(_at(w, i + 1), x), _put(q, x, i)
-
-    x0 = jnp.zeros_like(_rmul(p[0], q[0])) + x0
-    _, total, x = lax.fori_loop(0, q.shape[0], sweep, (x0, _rmul(w[0], x0), q))
-    return x, total
 
 
 # ------------------------------------------------------------------------------------------------ Helmholtz
@@ -168,22 +93,6 @@ class HelmholtzFactor:
     lam: jax.Array
     n: int
     bc: str
-
-
-def _row_tables(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``c_{k-2}/(4k(k-1))``, ``e_k/(2(k^2-1))``, ``e_{k+2}/(4k(k+1))`` of rows ``i = 1 .. h-1`` (0 past ``k = N``)."""
-    k = _parity_k(n)[1:].astype(float)
-    big = n - 1  # N
-    lower = np.where(k <= big, np.where(k == 2, 2.0, 1.0) / (4 * k * (k - 1)), 0.0)
-    diag = np.where(k <= big - 2, 1.0 / (2 * (k * k - 1)), 0.0)
-    upper = np.where(k + 2 <= big - 2, 1.0 / (4 * k * (k + 1)), 0.0)
-    return lower, diag, upper
-
-
-def _boundary_weights(n: int, bc: str) -> np.ndarray:
-    """The boundary row per parity, ``(h, 2)``: ``1`` (Dirichlet) or ``k^2`` (Neumann), 0 past ``k = N``."""
-    k = _parity_k(n).astype(float)
-    return np.where(k < n, 1.0 if bc == "dirichlet" else k * k, 0.0)
 
 
 def _check_bc(bc: str) -> None:
@@ -360,14 +269,15 @@ class ClampedFactor:
     ``phi_hom``, ``v_hom`` ``(n, *shape)``: the homogeneous solution with ``phi(+1) = 1, phi(-1) = 0`` and its
     ``v`` (its even/odd coefficients are half the even/odd homogeneous solutions); ``inv_slope`` ``(2, *shape)``:
     ``1 / v_hom'(+1)`` of its even and odd parts; ``active``: ``kappa2 != 0``. ``shape`` broadcasts
-    ``kappa2`` and ``h``.
+    ``kappa2`` and ``h``. A factor for ``phi`` alone (``clamped_factor(..., tables=False)``) has Helmholtz factors
+    without tables and no ``v_hom`` (None).
     """
 
     phi_factor: HelmholtzFactor
     v_factor: HelmholtzFactor
     h: jax.Array
     phi_hom: jax.Array
-    v_hom: jax.Array
+    v_hom: jax.Array | None
     inv_slope: jax.Array
     active: jax.Array
 
@@ -384,16 +294,16 @@ def _inv_slopes(v_hom: jax.Array, active: jax.Array) -> jax.Array:
     return jnp.where(active, 1 / jnp.where(active, slope, 1), 0)
 
 
-def _influence(phi: jax.Array, v: jax.Array, phi_hom: jax.Array, v_hom: jax.Array, inv_slope: jax.Array,
-               active: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _influence(phi: jax.Array, v: jax.Array, phi_hom: jax.Array, v_hom: jax.Array | None, inv_slope: jax.Array,
+               active: jax.Array) -> tuple[jax.Array, jax.Array | None]:
     """Add the multiples of the homogeneous solutions that make ``v'(+-1) = 0``; zeros where not ``active``."""
-    coef = -_parity_slopes(v) * _lift(inv_slope, 1, v.ndim - 1)
+    coef = -_rmul(_lift(inv_slope, 1, v.ndim - 1), _parity_slopes(v))
     coef = coef[np.arange(v.shape[0]) % 2]  # alpha on the even coefficients, beta on the odd ones
-    return (jnp.where(active, phi + _lift(phi_hom, 1, v.ndim - 1) * coef, 0),
-            jnp.where(active, v + _lift(v_hom, 1, v.ndim - 1) * coef, 0))
+    return (jnp.where(active, phi + _rmul(_lift(phi_hom, 1, v.ndim - 1), coef), 0),
+            None if v_hom is None else jnp.where(active, v + _rmul(_lift(v_hom, 1, v.ndim - 1), coef), 0))
 
 
-def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None) -> ClampedFactor:
+def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None, tables: bool = True) -> ClampedFactor:
     """Homogeneous solutions and influence coefficients of :func:`clamped_solve` (O(N) per trailing index).
 
     Args:
@@ -401,6 +311,8 @@ def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None) -> Clamp
       kappa2: ``kappa^2 = kx^2 + kz^2 >= 0``, broadcastable against the trailing axes.
       h: ``h > 0`` (e.g. ``nu * dt`` times a scheme coefficient), a scalar or broadcastable like ``kappa2``.
       dtype: real precision; default: that of ``kappa2`` and ``h``.
+      tables: False: a factor for ``phi`` alone, the least memory: Helmholtz factors without tables (each solve
+        forms them, the same values) and no ``v_hom`` (:func:`clamped_solve_factored` then returns ``v = None``).
 
     Returns:
       A :class:`ClampedFactor`.
@@ -413,16 +325,17 @@ def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None) -> Clamp
     kappa2, h = _param(kappa2, rdt), _param(h, rdt)
     shape = jnp.broadcast_shapes(kappa2.shape, h.shape)
     kappa2, h = jnp.broadcast_to(kappa2, shape), jnp.broadcast_to(h, shape)
-    phi_factor = helmholtz_factor(n, kappa2 + 1 / h, "dirichlet", rdt)
-    v_factor = helmholtz_factor(n, kappa2, "dirichlet", rdt)
+    phi_factor = helmholtz_factor(n, kappa2 + 1 / h, "dirichlet", rdt, tables)
+    v_factor = helmholtz_factor(n, kappa2, "dirichlet", rdt, tables)
     zero = jnp.zeros((n,) + shape, rdt)
     phi_hom = helmholtz_solve(phi_factor, zero, 1, 0)
     v_hom = helmholtz_solve(v_factor, phi_hom, 0, 0)
     active = kappa2 != 0
-    return ClampedFactor(phi_factor, v_factor, h, phi_hom, v_hom, _inv_slopes(v_hom, active), active)
+    return ClampedFactor(phi_factor, v_factor, h, phi_hom, v_hom if tables else None, _inv_slopes(v_hom, active),
+                         active)
 
 
-def clamped_solve_factored(factor: ClampedFactor, r: ArrayLike) -> tuple[jax.Array, jax.Array]:
+def clamped_solve_factored(factor: ClampedFactor, r: ArrayLike) -> tuple[jax.Array, jax.Array | None]:
     """:func:`clamped_solve` with a precomputed :func:`clamped_factor`.
 
     Args:
@@ -430,7 +343,7 @@ def clamped_solve_factored(factor: ClampedFactor, r: ArrayLike) -> tuple[jax.Arr
       r: right-hand side coefficients ``(N + 1, ...)``.
 
     Returns:
-      ``(phi, v)`` coefficients ``(N + 1, ...)``.
+      ``(phi, v)`` coefficients ``(N + 1, ...)`` (``v`` None for a factor without ``v_hom``).
 
     Raises:
       ValueError: ``r``'s length along axis 0 is not the factor's ``n``.

@@ -52,8 +52,6 @@ def _viscosity(ns: argparse.Namespace, params: dict) -> None:
     if not given:
         return
     flag, value = given[0]
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{flag} must be a positive number, got {value}")
     from ..job import lookup
 
     spec, name = lookup(ns.equation)
@@ -65,6 +63,8 @@ def _viscosity(ns: argparse.Namespace, params: dict) -> None:
                          f"{', '.join(sorted(declared)) or 'none'}")
     if key in params:
         raise ValueError(f"{flag} and --param {key} both given; give one")
+    if key != want[0] and not (math.isfinite(value) and value > 0):  # the reciprocal sets the other parameter
+        raise ValueError(f"{flag} must be a positive number (it sets {key} = 1 / {flag[2:]}), got {value}")
     params[key] = value if key == want[0] else 1.0 / value
 
 

@@ -44,6 +44,7 @@ class Burgers(VelocityEquation):
       ValueError: negative or non-finite viscosity, or a grid that is not 3D.
     """
 
+    grid_ndims = (3,)
     parameters = (
         Param("nu", 1 / 1600, "kinematic viscosity", low=0),
         Param("amplitude", 1.0, "v0 of the sine and taylor-green initial conditions"),

@@ -50,6 +50,7 @@ class PhaseField(Equation):
 
     #: whether ``<c>`` is conserved (mobility ``k^2``: Cahn-Hilliard) or not (mobility 1: Allen-Cahn)
     conserved: ClassVar[bool] = True
+    grid_ndims = (2, 3)
     parameters = (
         Param("eps", 0.1, "interface parameter (gradient energy eps^2)", low=0, low_open=True),
         Param("stabilization", 2.0, "S of the stabilized split", low=0),

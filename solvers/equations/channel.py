@@ -110,6 +110,7 @@ class Channel(Equation):
     #: sign of ``nu dU/dy`` in the shear stress reported at the (bottom, top) wall: the drag the flow exerts on
     #: each wall, positive for laminar Poiseuille flow on both
     wall_signs = (1.0, -1.0)
+    grid_ndims = (2, 3)
     parameters = (
         Param("Re", 5000.0, "Reynolds number U_c h / nu of the laminar flow U = 1 - y^2", low=0, low_open=True),
         Param("drive", "flow-rate", "flow-rate (bulk velocity kept at the laminar 2/3) or pressure (the laminar "
@@ -179,11 +180,14 @@ class Channel(Equation):
 
     def velocity(self, s: jax.Array) -> jax.Array:
         """Spectral velocity components ``(v, u[, w])`` (wall-normal first), the lift included."""
-        u, _ = self.kmm.velocity(s)
+        return jnp.stack(self._velocity_parts(s))
+
+    def _velocity_parts(self, s: jax.Array) -> list[jax.Array]:
+        u, _ = self.kmm.velocity_parts(s)
         lift = self.lift()
-        if lift is None:
-            return u
-        return u.at[1].add(self.grid.along(lift, 0) * self.kmm.mean_mask())
+        if lift is not None:
+            u[1] = u[1] + self.grid.along(lift, 0) * self.kmm.mean_mask()
+        return u
 
     # ----- equation ------------------------------------------------------------------------------------
     def implicit_factor(self, h: jax.Array) -> dict:
@@ -203,12 +207,12 @@ class Channel(Equation):
         return 0.0
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
-        g, kmm = self.grid, self.kmm
-        u = self.velocity(s)
-        w = kmm.vorticity(u, s)
-        phys = g.to_physical(jnp.concatenate([u, w if self.dim == 3 else w[None]]))
-        H = g.from_physical(kmm.lamb(phys[:self.dim], phys[self.dim:] if self.dim == 3 else phys[self.dim]))
-        return kmm.tendency(H, self._mean_force())
+        """The Lamb vector's tendency, its fields transformed one at a time (:meth:`WallVelocity.physical`)."""
+        kmm = self.kmm
+        u = self._velocity_parts(s)
+        w = kmm.physical(kmm.vorticity_parts(u, s))
+        H = kmm.lamb_parts(kmm.physical(u), w if self.dim == 3 else w[0])
+        return kmm.tendency(kmm.spectra(H), self._mean_force())
 
     # ----- diagnostics ---------------------------------------------------------------------------------
     def mean_profile(self, s: jax.Array) -> jax.Array:
@@ -237,11 +241,11 @@ class Channel(Equation):
                 "re_tau": jnp.sqrt(jnp.maximum(0.5 * (tau_b + tau_t), 0)) / self.nu}
 
     def max_rate(self, s: jax.Array) -> jax.Array:
-        return self.kmm.max_rate(self.grid.backward(self.velocity(s)))
+        return self.kmm.max_rate(self.kmm.physical(self._velocity_parts(s), padded=False))
 
     def physical_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Streamwise ``u``, wall-normal ``v`` and (3D) spanwise ``w`` velocity on the Chebyshev points."""
-        p = self.grid.backward(self.velocity(s))
+        p = self.kmm.physical(self._velocity_parts(s), padded=False)
         out = {"u": p[1], "v": p[0]}
         if self.dim == 3:
             out["w"] = p[2]

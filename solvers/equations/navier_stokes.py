@@ -34,6 +34,7 @@ class NavierStokes(VelocityEquation):
         :attr:`parameters` by ``Equation.__init__``).
     """
 
+    grid_ndims = (3,)
     parameters = (
         Param("nu", 1 / 1600, "kinematic viscosity", low=0),
         Param("forcing_epsilon", 0.0, "Lundgren linear forcing injecting this power (0: decaying)", low=0),

@@ -73,6 +73,7 @@ class NavierStokes2D(Equation):
       ValueError: a grid that is not 2D, negative or non-finite nu/drag, or a bad kf.
     """
 
+    grid_ndims = (2,)
     parameters = (
         Param("nu", 1 / 1600, "kinematic viscosity", low=0),
         Param("forcing", 0.0, "Kolmogorov forcing amplitude F (0: decaying)"),

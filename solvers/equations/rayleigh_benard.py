@@ -76,6 +76,7 @@ class RayleighBenard(Equation):
     half_spectrum: ClassVar[bool] = False
     #: the wavenumber of the onset of the wall condition (the default box is one wavelength: two rolls)
     critical_wavenumber: ClassVar[float] = K_CRITICAL
+    grid_ndims = (2, 3)
     parameters = (
         Param("Ra", 2000.0, "Rayleigh number g alpha dT d^3 / (nu kappa)", low=0, low_open=True),
         Param("Pr", 1.0, "Prandtl number nu / kappa", low=0, low_open=True),

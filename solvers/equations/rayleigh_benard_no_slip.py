@@ -67,15 +67,16 @@ class RayleighBenardNoSlip(RayleighBenard):
         return jnp.concatenate([vel, self.kmm.scalar_solve(rhs[self.nv:], factor["theta"])])
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
-        g, kmm, d = self.grid, self.kmm, self.dim
-        u, _ = kmm.velocity(s[: self.nv])
-        w = kmm.vorticity(u, s[: self.nv])
-        w = w if d == 3 else w[None]
-        p = g.to_physical(jnp.concatenate([u, w, s[self.nv:]]))
-        up, wp, th = p[:d], p[d:-1], p[-1]
-        H = kmm.lamb(up, wp if d == 3 else wp[0])
-        H = H.at[0].add(self.Ra * self.Pr * th)
-        c = g.from_physical(jnp.concatenate([H, up * th, up[:1]]))
+        """Lamb vector with buoyancy, advection and the base gradient, each field transformed alone
+        (:meth:`WallVelocity.physical`)."""
+        kmm, d = self.kmm, self.dim
+        u, _ = kmm.velocity_parts(s[: self.nv])
+        wp = kmm.physical(kmm.vorticity_parts(u, s[: self.nv]))
+        up = kmm.physical(u)
+        (th,) = kmm.physical(s[self.nv:])
+        H = kmm.lamb_parts(up, wp if d == 3 else wp[0])
+        H[0] = H[0] + self.Ra * self.Pr * th
+        c = kmm.spectra(H + [ui * th for ui in up] + up[:1])
         adv = kmm.divergence(c[d:2 * d])
         return jnp.concatenate([kmm.tendency(c[:d]), (c[2 * d] - adv)[None]])
 
@@ -102,7 +103,8 @@ class RayleighBenardNoSlip(RayleighBenard):
 
     def max_rate(self, s: jax.Array) -> jax.Array:
         """Advective rate ``max sum |u_i| / dx_i`` plus the buoyancy frequency bound ``sqrt(Ra Pr)``."""
-        return self.kmm.max_rate(self.grid.backward(self._phys_velocity(s))) + math.sqrt(self.Ra * self.Pr)
+        u, _ = self.kmm.velocity_parts(s[: self.nv])
+        return self.kmm.max_rate(self.kmm.physical(u, padded=False)) + math.sqrt(self.Ra * self.Pr)
 
     def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         bottom, top = self.plate_nusselt(s)
@@ -116,7 +118,7 @@ class RayleighBenardNoSlip(RayleighBenard):
     def physical_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``temperature``
         (``1 - z + theta``) on the Chebyshev points."""
-        p = self.grid.backward(self._phys_velocity(s))
+        p = self.kmm.physical(self.kmm.velocity_parts(s[: self.nv])[0], padded=False)
         out = {"u": p[1]}
         if self.dim == 3:
             out["v"] = p[2]

@@ -170,6 +170,7 @@ class SchrodingerPoisson(Schrodinger):
     of a uniform state: ``omega^2 = k^4 / 4 - 4 pi G rho0``.
     """
 
+    grid_ndims = (2, 3)
     parameters = (Param("G", 1.0, "gravitational constant (code units)", low=0),)
     initial_conditions = {
         "jeans": InitialCondition(jeans, (_RHO0, Param("eps", 1e-3, "relative amplitude"),

@@ -21,8 +21,10 @@ def _as_shape(shape: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     out = (int(shape),) * ndim if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
     if len(out) == 1:
         out = out * ndim
-    if len(out) not in (2, 3) or any(n < 4 or n % 2 for n in out):
-        raise ValueError(f"grid shape must have 2 or 3 even entries >= 4, got {shape!r}")
+    if len(out) not in (2, 3):
+        raise ValueError(f"grid shape must have 2 or 3 sizes, got {shape!r}")
+    if any(n < 4 or n % 2 for n in out):
+        raise ValueError(f"grid sizes must be even integers >= 4, got {' '.join(map(str, out))}")
     return out
 
 

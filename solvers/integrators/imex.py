@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax
-import jax.numpy as jnp
 
 from ..model.linear import implicit_part, linear_form
 from ..model.tree import State
@@ -75,31 +74,96 @@ class IMEX(Integrator):
         solver = implicit_part(eq)
         lin = eq.linear() if diagonal else None
         s = len(tab.c)
-        nl, li = [None] * s, [None] * s
-
-        def acc(terms):
-            out = state
-            for coef, x in terms:
-                if coef != 0:
-                    out = jax.tree.map(lambda o, v, coef=coef: o + (dt * coef) * v, out, x)
-            return out
-
+        stiff = tab.b_im == tab.a_im[-1] and tab.b_ex == tab.a_ex[-1]  # the last stage is the solution
+        rows = _Rows(tab, state, dt)
         for i in range(s):
-            rhs = acc([(tab.a_ex[i][j], nl[j]) for j in range(i)] + [(tab.a_im[i][j], li[j]) for j in range(i)])
+            rhs = rows.take(i)
             g = tab.a_im[i][i]
             y = solver.implicit_solve(rhs, inv[g]) if g != 0 else rhs
-            if i == s - 1 and tab.b_im == tab.a_im[-1] and tab.b_ex == tab.a_ex[-1]:
-                return y  # stiffly accurate: the last stage is the solution
-            if any(tab.a_im[r][i] for r in range(i + 1, s)) or tab.b_im[i]:
+            if i == s - 1 and stiff:
+                return y
+            if rows.needs_im(i):
                 if diagonal:
-                    li[i] = apply_linear(lin, y)
+                    rows.put_im(i, apply_linear(lin, y))
                 elif g != 0:
-                    li[i] = jax.tree.map(lambda a, b, g=g: (a - b) / (g * dt), y, rhs)
+                    rows.put_im(i, jax.tree.map(lambda a, b, g=g: (a - b) / (g * dt), y, rhs))
                 else:
                     raise TypeError(f"{tab}: an explicit stage's L y is needed, which an implicit linear form "
                                     "cannot give")
-            if any(tab.a_ex[r][i] for r in range(i + 1, s)) or tab.b_ex[i]:
-                nl[i] = first if i == 0 and first is not None else eq.nonlinear(y, t + tab.c[i] * dt)
-            else:
-                nl[i] = jax.tree.map(jnp.zeros_like, y)
-        return acc([(b, n) for b, n in zip(tab.b_ex, nl)] + [(b, x) for b, x in zip(tab.b_im, li)])
+            del rhs
+            if rows.needs_ex(i):
+                rows.compact(i)
+                rows.put_ex(i, first if i == 0 and first is not None else eq.nonlinear(y, t + tab.c[i] * dt))
+        return rows.take(s)
+
+
+class _Rows:
+    """The right-hand sides still to come of an IMEX step, kept in as few state-sized registers as the order of
+    the sums allows.
+
+    Row ``r`` (a stage, or ``s``: the solution) is ``state + dt sum_j a_ex[r][j] N_j + dt sum_j a_im[r][j] L_j``,
+    summed in exactly this order (``j`` ascending, the explicit terms first), so every stage sees the values of
+    the plain sum bit for bit. The explicit part of a row is a running sum (its ``base`` and the ``N_j`` not yet
+    added to it); the ``N_j`` and ``L_j`` are kept only while a row to come still needs them. Before each
+    nonlinear evaluation the running sums are brought up to date where that holds fewer arrays than keeping the
+    ``N_j`` (:meth:`compact`): for ARS(4,4,3) at most 5 states (with the stage value) instead of 8.
+    """
+
+    def __init__(self, tab: Tableau, state: State, dt: jax.Array):
+        self.ex = list(tab.a_ex) + [tab.b_ex]
+        self.im = list(tab.a_im) + [tab.b_im]
+        self.state, self.dt = state, dt
+        self.base = {r: state for r in range(1, len(self.ex))}
+        self.pending = {r: [] for r in self.base}  # j of the N_j not yet in the base of row r
+        self.nl, self.li = {}, {}
+
+    def _add(self, out: State, coef: float, x: State) -> State:
+        return jax.tree.map(lambda o, v: o + (self.dt * coef) * v, out, x)
+
+    def _sum(self, r: int) -> State:
+        out = self.base[r]
+        for j in self.pending[r]:
+            out = self._add(out, self.ex[r][j], self.nl[j])
+        return out
+
+    def take(self, r: int) -> State:
+        """Row ``r``'s sum; its registers are released."""
+        if r == 0:
+            return self.state
+        out = self._sum(r)
+        for j in range(r):
+            if self.im[r][j] != 0:
+                out = self._add(out, self.im[r][j], self.li[j])
+        del self.base[r], self.pending[r]
+        self._release()
+        return out
+
+    def needs_im(self, i: int) -> bool:
+        return any(self.im[r][i] for r in self.base if r > i)
+
+    def needs_ex(self, i: int) -> bool:
+        return any(self.ex[r][i] for r in self.base if r > i)
+
+    def put_im(self, i: int, x: State) -> None:
+        self.li[i] = x
+
+    def put_ex(self, i: int, x: State) -> None:
+        self.nl[i] = x
+        for r in self.base:
+            if r > i and self.ex[r][i] != 0:
+                self.pending[r].append(i)
+
+    def compact(self, i: int) -> None:
+        """Add the pending ``N_j`` into the running sums of the rows after ``i`` where that holds fewer arrays."""
+        later = [r for r in self.base if r > i]
+        raw = {("base", id(self.base[r])) for r in later} | {("N", j) for r in later for j in self.pending[r]}
+        if len([r for r in later if self.pending[r]]) < len(raw):
+            for r in later:
+                if self.pending[r]:
+                    self.base[r], self.pending[r] = self._sum(r), []
+            self._release()
+
+    def _release(self) -> None:
+        used = {j for p in self.pending.values() for j in p}
+        self.nl = {j: x for j, x in self.nl.items() if j in used}
+        self.li = {j: x for j, x in self.li.items() if any(self.im[r][j] for r in self.base)}

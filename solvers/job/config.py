@@ -104,6 +104,7 @@ class Resolved:
     ic_params: dict
     run_params: dict
     out: Path
+    top: RunSpec | None = None  # the spec the run named (with its run parameters, e.g. convection's walls)
 
     @property
     def cls(self) -> type:
@@ -145,6 +146,9 @@ def lookup(equation: Any) -> tuple[RunSpec, str]:
     if isinstance(equation, type) and issubclass(equation, Equation):
         spec = _spec_of(equation, None)
         return spec, spec.name
+    if isinstance(equation, type):
+        raise ConfigError(f"equation {equation!r} is not a subclass of solvers.Equation (nor a solvers.RunSpec)",
+                          fields=("equation",))
     raise ConfigError(f"unknown equation {equation!r}; available: {', '.join(REGISTRY)}, or MODULE:NAME for your "
                       "own Equation subclass or RunSpec", fields=("equation",))
 
@@ -267,7 +271,7 @@ def resolve(cfg: RunConfig) -> Resolved:
         raise ConfigError(f"stats_every: {name} has no statistics output (it needs walls: channel, couette, "
                           "rayleigh-benard)", fields=("stats_every",))
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
-    return Resolved(variant, name, ic, integrator, shape, box, eq_params, ic_params, run_params, out)
+    return Resolved(variant, name, ic, integrator, shape, box, eq_params, ic_params, run_params, out, spec)
 
 
 def _check_grid(spec: RunSpec, name: str, shape: tuple[int, ...], box: tuple[float, ...], cfg: RunConfig) -> None:
@@ -279,7 +283,7 @@ def _check_grid(spec: RunSpec, name: str, shape: tuple[int, ...], box: tuple[flo
         text = str(e)
         if "box" in text or "depth" in text:
             raise ConfigError(f"box_length: {name}: {text}", fields=("box_length",)) from None
-        raise ConfigError(f"n: {name} takes {' x '.join(map(str, shape))}? {text}", fields=("n",)) from None
+        raise ConfigError(f"n: {text}", fields=("n",)) from None
 
 
 def _check_run(cfg: RunConfig) -> None:

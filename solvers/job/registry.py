@@ -35,8 +35,14 @@ def _channel_grid(shape, mesh, box_length, *, dtype, dealias, backend, points=No
     if box_length[0] != 2.0:
         raise ValueError(f"the wall-normal box (the first entry) must be 2 (walls at y = -1, 1), got "
                          f"{box_length[0]:g}")
-    return wall_grid(shape, mesh, walls=(-1.0, 1.0), lengths=box_length[1:], dtype=dtype, dealias=dealias,
-                     backend=backend, points=points)
+    try:
+        return wall_grid(shape, mesh, walls=(-1.0, 1.0), lengths=box_length[1:], dtype=dtype, dealias=dealias,
+                         backend=backend, points=points)
+    except ValueError as e:
+        if mesh is not None:
+            raise
+        raise ValueError(f"channel takes NY NX [NZ]: NY >= 5 Chebyshev points across the channel and even NX, "
+                         f"NZ >= 4, got {' '.join(map(str, shape))} ({e})") from None
 
 
 def _channel_box(ndim, params):
@@ -63,8 +69,15 @@ def _convection_grid(cls):
     def build(shape, mesh, box_length, *, dtype, dealias, backend, points=None):
         if box_length[0] != 1.0:
             raise ValueError(f"the depth (the first entry, z) must be 1, got {box_length[0]:g}")
-        return cls.make_grid(shape, mesh, lengths=box_length[1:], dtype=dtype, dealias=dealias, backend=backend,
-                             points=points)
+        try:
+            return cls.make_grid(shape, mesh, lengths=box_length[1:], dtype=dtype, dealias=dealias,
+                                 backend=backend, points=points)
+        except ValueError as e:
+            if mesh is not None:
+                raise
+            least = cls.wall_basis.min_points
+            raise ValueError(f"rayleigh-benard takes NZ NX [NY]: NZ >= {least} points between the plates and even "
+                             f"horizontal sizes >= 4, got {' '.join(map(str, shape))} ({e})") from None
     build.__doc__ = f"The grid of {cls.__name__}: depth 1 (the first entry of the box), Fourier horizontally."
     return build
 

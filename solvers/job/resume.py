@@ -131,7 +131,7 @@ def _check_physics(now: dict, meta: dict, res: Resolved, ckdir: Path) -> tuple[i
     shape = tuple(int(n) for n in saved.pop("shape", now["shape"]))
     now.pop("shape")
     sp, np_ = saved.pop("params", {}) or {}, now.pop("params")
-    for p in res.spec.declared(res.ic):  # parameters added after the checkpoint was written: their old value
+    for p in (res.top or res.spec).declared(res.ic):  # parameters added after the checkpoint was written
         if p.legacy is not None and p.name not in sp:
             sp[p.name] = p.legacy
     diff = [f"{k}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in now if saved.get(k) != now[k]]

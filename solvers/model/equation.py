@@ -47,16 +47,22 @@ class Equation:
     parameters: ClassVar[tuple[Param, ...]] = ()
     #: name -> ``build(equation, **params) -> state`` or :class:`InitialCondition`; the first is the default
     initial_conditions: ClassVar[dict[str, Callable[..., State] | InitialCondition]] = {}
+    #: the grid dimensions the physics is written for (None: any), checked by ``Equation.__init__``
+    grid_ndims: ClassVar[tuple[int, ...] | None] = None
 
     def __init__(self, grid: Grid, **params: Any):
         """Store ``grid`` and every declared parameter (given or default) as an attribute.
 
         Raises:
           TypeError: ``grid`` is not a :class:`~solvers.Grid`.
-          ValueError: an unknown parameter, or a value out of its declared range (naming it).
+          ValueError: an unknown parameter, a value out of its declared range (naming it), or a grid of a
+            dimension the equation is not written for (:attr:`grid_ndims`).
         """
         if not isinstance(grid, Grid):
             raise TypeError(f"{self.label()}: grid must be a solvers.Grid, got {type(grid).__name__}")
+        if self.grid_ndims is not None and grid.ndim not in self.grid_ndims:
+            raise ValueError(f"{self.label()} runs on {' or '.join(map(str, self.grid_ndims))}D grids, got a "
+                             f"{grid.ndim}D grid")
         self.grid = grid
         self.params = resolve(self.parameters, params, self.label())
         for k, v in self.params.items():

@@ -23,6 +23,7 @@ class VelocityEquation(Equation):
     linear part ``-nu k^2`` (subclasses set ``self.nu``); energy, spectrum and CFL rate of the velocity."""
 
     nu: float
+    grid_ndims = (3,)
     #: points per device up to which :meth:`lamb_hat` moves ``u`` and ``omega`` in one batched transform and
     #: ``u x omega`` back in another, on a mesh of more than one device (0: never). Measured 2026-11-24, 8 CPU
     #: devices, float32, LSRK4 step: 8.6 against 18.4 ms at 32^3 (4096 points per device), 51.9 against 58.9 at

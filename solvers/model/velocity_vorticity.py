@@ -93,34 +93,60 @@ class WallVelocity:
 
     def velocity(self, s: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Spectral velocity components ``(u_0, u_1[, u_2])`` stacked, and ``v' = d_0 u_0`` (its coefficients)."""
+        u, dv = self.velocity_parts(s)
+        return jnp.stack(u), dv
+
+    def velocity_parts(self, s: jax.Array) -> tuple[list[jax.Array], jax.Array]:
+        """:meth:`velocity` as a list of components (nothing stacked: each can be transformed and freed alone)."""
         m = self.mean_mask()
         inv = safe_inverse(self.kappa2() * (1 - m))  # 1 / kappa^2 off the mean, 0 on it
         v = self.normal_velocity(s[0])
         dv = self.dy(v)
         if self.dim == 2:
             (k1,) = self.kh()
-            u1 = 1j * k1 * dv * inv + m * s[0]
-            return jnp.stack([v, u1]), dv
+            return [v, 1j * k1 * dv * inv + m * s[0]], dv
         k1, k2 = self.kh()
         g = s[1]
         u1 = 1j * (k1 * dv + k2 * g) * inv + m * s[0]
         u2 = 1j * (k2 * dv - k1 * g) * inv + m * s[1]
-        return jnp.stack([v, u1, u2]), dv
+        return [v, u1, u2], dv
 
     def vorticity(self, u: jax.Array, s: jax.Array) -> jax.Array:
         """Spectral ``curl u`` in array-axis coordinates (2D: the out-of-plane scalar ``d_0 u_1 - d_1 u_0``)."""
+        w = self.vorticity_parts(u, s)
+        return w[0] if self.dim == 2 else jnp.stack(w)
+
+    def vorticity_parts(self, u, s: jax.Array) -> list[jax.Array]:
+        """:meth:`vorticity` as a list of components (one in 2D), from the components ``u`` (stacked or a list)."""
         if self.dim == 2:
             (k1,) = self.kh()
-            return self.dy(u[1]) - 1j * k1 * u[0]
+            return [self.dy(u[1]) - 1j * k1 * u[0]]
         k1, k2 = self.kh()
         g = s[1] * (1 - self.mean_mask())
-        return jnp.stack([g, 1j * k2 * u[0] - self.dy(u[2]), self.dy(u[1]) - 1j * k1 * u[0]])
+        return [g, 1j * k2 * u[0] - self.dy(u[2]), self.dy(u[1]) - 1j * k1 * u[0]]
 
     def lamb(self, u: jax.Array, w: jax.Array) -> jax.Array:
         """``u x omega`` of physical fields (2D: ``omega`` is the out-of-plane scalar)."""
+        return jnp.stack(self.lamb_parts(u, w))
+
+    def lamb_parts(self, u, w) -> list[jax.Array]:
+        """:meth:`lamb` as a list of components, from components stacked or listed (2D: ``w`` one field)."""
         if self.dim == 2:
-            return jnp.stack([u[1] * w, -u[0] * w])
-        return jnp.stack([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]])
+            return [u[1] * w, -u[0] * w]
+        return [u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]]
+
+    def physical(self, fields, padded: bool = True) -> list[jax.Array]:
+        """Physical values of spectral fields (a list, or stacked on a leading axis), one transform at a time: on
+        the points where products are formed (``padded``, :meth:`~solvers.Grid.to_physical`) or on the grid's
+        own (:meth:`~solvers.Grid.backward`). One transform's work space at a time instead of one as large as all
+        fields: XLA frees each transform's buffers before the next, where a batched transform holds them for all."""
+        fn = self.grid.to_physical if padded else self.grid.backward
+        return [fn(f) for f in fields]
+
+    def spectra(self, fields) -> list[jax.Array]:
+        """Dealiased spectra of physical products (:meth:`~solvers.Grid.from_physical`), one transform at a
+        time (see :meth:`physical`)."""
+        return [self.grid.from_physical(f) for f in fields]
 
     def tendency(self, H: jax.Array, mean_force: jax.Array | float = 0.0) -> jax.Array:
         """The explicit right-hand side of the state from the spectrum of ``H = u x omega + body force``:
@@ -141,14 +167,19 @@ class WallVelocity:
         """Everything :meth:`solve_factored` needs for one ``h``, computed once per step size (the IMEX
         coefficients): per horizontal wavenumber the clamped influence-matrix factor of ``phi`` (whose Helmholtz
         factor of ``D^2 - (kappa^2 + 1/hs)`` also serves ``g``), on each device's block; the mean profile's factor
-        and, with ``flux``, its response to a uniform pressure gradient (replicated)."""
+        and, with ``flux``, its response to a uniform pressure gradient (replicated).
+
+        The per-wavenumber factors keep no per-row tables (:func:`~solvers.bases.tau.helmholtz_factor` with
+        ``tables=False``: each solve forms them as it sweeps, the same values): what a step carries is ``phi``'s
+        homogeneous solution (one real number per coefficient and wavenumber) and a few numbers per wavenumber,
+        against ten tables of that size with the tables."""
         hs = jnp.asarray(h * nu / self.scale, self.grid.dtype)  # h nu d^2/dx^2 = hs d^2/dy^2
         n = self.grid.shape[0]
 
         def local(hs):
             k2 = self.kappa2(local=True) * self.scale
             # tau tables take the trailing shape (axis 0 dropped)
-            return _tau.clamped_factor(n, k2[0], hs, dtype=self.grid.dtype)
+            return _tau.clamped_factor(n, k2[0], hs, dtype=self.grid.dtype, tables=False)
 
         mean = _tau.helmholtz_factor(n, 1 / hs, dtype=self.grid.dtype)
         out = {"hs": hs, "clamped": self.grid.local_map(local, scalars=(hs,)), "mean": mean}
@@ -185,13 +216,14 @@ class WallVelocity:
     def scalar_factor(self, h: jax.Array, diffusivity: jax.Array | float) -> dict:
         """What :meth:`scalar_solve` needs for ``(I - h kappa lap) y = rhs`` with ``y = 0`` at both walls (a
         temperature or concentration held fixed there): per horizontal wavenumber, the Helmholtz factor of the
-        Chebyshev tau solve, on each device's block. Computed once per step size (an IMEX scheme's coefficients)."""
+        Chebyshev tau solve without per-row tables (formed by each solve), on each device's block. Computed once
+        per step size (an IMEX scheme's coefficients)."""
         hs = jnp.asarray(h * diffusivity / self.scale, self.grid.dtype)
         n = self.grid.shape[0]
 
         def local(hs):
             k2 = self.kappa2(local=True) * self.scale
-            return _tau.helmholtz_factor(n, k2[0] + 1 / hs, dtype=self.grid.dtype)  # tau tables: trailing shape
+            return _tau.helmholtz_factor(n, k2[0] + 1 / hs, dtype=self.grid.dtype, tables=False)
         return {"factor": self.grid.local_map(local, scalars=(hs,)), "hs": hs}
 
     def scalar_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:

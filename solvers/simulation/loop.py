@@ -126,6 +126,8 @@ class Loop:
         coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
         n = min(int(n), MAX_SEGMENT)
         every = self.every or 1 << 30
+        if self.every and n > ROWS_PER_SEGMENT * self.every:
+            raise ValueError(f"a segment of {n} steps with rows every {self.every} steps overflows its row buffer")
         bound = math.inf if self.bound is None else self.bound
         state, clock.samples_dev, vec = self._program(state, clock.t, dt_band, coeffs, n, remaining, bound, dt_force,
                                                       clock.step, every, last and self.every is not None,

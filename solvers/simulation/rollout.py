@@ -16,7 +16,7 @@ import numpy as np
 
 from ..integrators import Integrator, make_integrator
 from ..model import Equation, State
-from ..stepping import FixedStep, fixed_steps
+from ..stepping import CFL, FixedStep, fixed_steps
 
 __all__ = ["Rollout", "rollout"]
 
@@ -223,10 +223,10 @@ def _number(value: Any, name: str) -> float:
 def _step(dt: Any) -> float:
     if isinstance(dt, FixedStep):
         dt = dt.dt
-    elif callable(dt):
+    elif isinstance(dt, CFL) or callable(dt):
         raise ValueError(f"dt: the adaptive step controller {type(dt).__name__} cannot drive a differentiable "
-                         "rollout (its dt is chosen on the host from the state, so the step sequence has no "
-                         "derivative): give a fixed dt (a float or FixedStep)")
+                         "rollout (its dt is chosen from the state, so the step sequence has no derivative): give "
+                         "a fixed dt (a float or FixedStep)")
     value = _number(dt, "dt")
     if value <= 0:
         raise ValueError(f"dt must be positive, got {dt!r}")
