@@ -99,8 +99,9 @@ for cls, c0, t_end in ((CahnHilliard, 0.0, 0.2), (CahnHilliard, 0.3, 0.2), (Alle
     a, b = np.asarray(c_hat), np.asarray(out)
     k2 = np.array([mx ** 2 + my ** 2 for mx, my in modes], float)
     measured = np.array([(b[mx % 32, my] / a[mx % 32, my]).real for mx, my in modes])
-    growth[(cls.name, c0)] = np.max(np.abs(measured / np.exp(eq.growth_rate(k2) * t_end) - 1))
-    print(f"{cls.name:14s} c0 = {c0}: max relative error of exp(sigma t) over 6 modes {growth[(cls.name, c0)]:.1e}")
+    growth[(cls.label(), c0)] = np.max(np.abs(measured / np.exp(eq.growth_rate(k2) * t_end) - 1))
+    print(f"{cls.label():14s} c0 = {c0}: max relative error of exp(sigma t) over 6 modes "
+          f"{growth[(cls.label(), c0)]:.1e}")
 
 kk = np.linspace(0, 7, 200)
 eq = CahnHilliard(grid, eps=0.2)
@@ -184,7 +185,7 @@ print("free energy every t = 0.5:", np.round(ac_energy, 5))
 #   term), with injection = dissipation = `F^2 / (2 nu k_f^2)`.
 
 # Every equation declares its parameters (and each initial condition its own): the constructor checks them, and
-# `python -m solvers list`, `--param KEY=VALUE` and `simulate(RunConfig(params=...))` use the same declarations.
+# `python -m solvers list`, `--param KEY=VALUE` and `solvers.run(RunConfig(params=...))` use the same declarations.
 
 # %%
 for p in NavierStokes2D.parameters:

@@ -17,7 +17,7 @@
 # # 7. Field snapshots: HDF5 + XDMF for ParaView, xarray for analysis
 #
 # A run's checkpoints are restart files; its **snapshots** are for looking at the fields. With
-# `--snapshot-every N` or `--snapshot-times T1,T2,...` (here the `RunConfig` fields of `simulate`), the main job
+# `--snapshot-every N` or `--snapshot-times T1,T2,...` (here the `RunConfig` fields of `solvers.run`), the main job
 # writes each equation's fields (Navier-Stokes: `u, v, w`, the vorticity components and `|omega|`) into
 # `OUT/snapshots/`:
 #
@@ -47,7 +47,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import xfft  # noqa: E402
-from solvers import RunConfig, simulate  # noqa: E402
+from solvers import RunConfig, run  # noqa: E402
 from solvers import io as sio  # noqa: E402
 
 print(jax.device_count(), "devices")
@@ -63,7 +63,7 @@ print(jax.device_count(), "devices")
 out = Path(tempfile.mkdtemp()) / "tgv"
 cfg = RunConfig(n=32, params={"nu": 1 / 1600}, t_end=3.0, out=str(out), diag_every=1, progress=False, plots=False,
                 snapshot_times=(0.5, 1.0, 1.5, 2.0, 2.5, 3.0))
-summary = simulate(cfg)
+summary = run(cfg)
 print(summary["steps"], "steps;", sorted(p.name for p in (out / "snapshots").iterdir())[:4], "...")
 print((out / "snapshots" / "snapshots.xmf").read_text()[:900])
 

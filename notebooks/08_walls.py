@@ -52,7 +52,7 @@ from jax.sharding import NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import xfft  # noqa: E402
-from solvers import ETDRK4, PoissonWalls, RayleighBenard, SpectralGrid  # noqa: E402
+from solvers import ETDRK4, PoissonWalls, RayleighBenardFreeSlip, SpectralGrid  # noqa: E402
 from solvers.equations.rayleigh_benard import K_CRITICAL, RA_CRITICAL, growth_rate  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
@@ -111,7 +111,7 @@ assert err < 1e-13
 
 # %% [markdown]
 # ## Rayleigh-Benard convection between free-slip plates
-# `RayleighBenard` (CLI: `python -m solvers run rayleigh-benard --param Ra=2000 --param Pr=1`) keeps `w` and the
+# `RayleighBenardFreeSlip` (CLI: `python -m solvers run rayleigh-benard --param Ra=2000 --param Pr=1`) keeps `w` and the
 # temperature perturbation as sine series in z, horizontal velocity as cosine series, Fourier horizontally.
 # A single mode `(k, m = 1)` grows at the larger root of `(s + Pr K^2)(s + K^2) = Ra Pr k^2 / K^2`; the onset is at
 # `Ra_c = 27 pi^4 / 4` with `k_c = pi / sqrt(2)`. The solver's rate of the critical mode, just below and above:
@@ -120,7 +120,7 @@ assert err < 1e-13
 grid = SpectralGrid((8, 8), slab, ndim=2, box_length=(1.0, 2 * math.pi / K_CRITICAL), dtype=jnp.float64)
 rates = {}
 for Ra in (650.0, 665.0):
-    eq = RayleighBenard(grid, Ra=Ra, Pr=1.0, amplitude=1e-8)
+    eq = RayleighBenardFreeSlip(grid, Ra=Ra, Pr=1.0, amplitude=1e-8)
     s0 = eq.initial_state("single-mode")
     integ = ETDRK4(eq)
     s1 = integ.advance(s0, 0.0, 0.005, 200)
@@ -139,7 +139,7 @@ assert abs(ra_c / RA_CRITICAL - 1) < 1e-4
 
 # %%
 grid = SpectralGrid((16, 32), slab, ndim=2, box_length=(1.0, 2 * math.pi / K_CRITICAL), dtype=jnp.float64)
-eq = RayleighBenard(grid, Ra=2000.0, Pr=1.0, amplitude=1e-2)
+eq = RayleighBenardFreeSlip(grid, Ra=2000.0, Pr=1.0, amplitude=1e-2)
 integ = ETDRK4(eq)
 state, t, history = eq.initial_state("single-mode"), 0.0, []
 diag = jax.jit(lambda s: eq.diagnostics(s, 0.0, 0.0))

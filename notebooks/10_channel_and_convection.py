@@ -48,8 +48,7 @@ import jax.numpy as jnp  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from solvers import IMEX, RayleighBenard  # noqa: E402
-from solvers.equations.channel import Channel  # noqa: E402
+from solvers import IMEX, Channel, RayleighBenardNoSlip, wall_grid  # noqa: E402
 from solvers.stability import orr_sommerfeld  # noqa: E402
 from solvers.stability import rayleigh_benard as rb_stability  # noqa: E402
 
@@ -88,8 +87,7 @@ plt.show()
 # --t-end 20 --dtype float64` (its `diagnostics.csv` has `perturbation_energy`).
 
 # %%
-grid = Channel.grid_for((65, 8), None, box_length=(2.0, 2 * math.pi / alpha), dtype=jnp.float64, dealias="2/3",
-                        backend=None, params={})
+grid = wall_grid((65, 8), walls=(-1.0, 1.0), lengths=(2 * math.pi / alpha,), dtype=jnp.float64)  # y first
 channel = Channel(grid, Re=Re)
 state = channel.initial_state("tollmien-schlichting", alpha=alpha, amplitude=1e-5)
 step = IMEX(channel)
@@ -111,7 +109,7 @@ a1.legend()
 y = np.asarray(grid.bases[0].points())
 x = np.asarray(grid.bases[1].points())
 with jax.set_mesh(grid.mesh):
-    fields = jax.jit(channel.snapshot_fields)(state)
+    fields = jax.jit(channel.physical_fields)(state)
 u_pert = np.asarray(fields["u"]) - (1 - y ** 2)[:, None]
 xx = np.linspace(0, 2 * math.pi, 97)
 uu = np.real(np.fft.ifft(np.fft.fft(u_pert, axis=1), n=8, axis=1))  # (the field is band-limited: 8 points exact)
@@ -136,9 +134,8 @@ print(f"onset: Ra_c = {ra_c:.4f} at k_c = {k_c:.4f}")
 
 def solver_rate(Ra, nz=17):
     """Growth rate of sqrt(kinetic energy) of the roll of wavenumber k_c (2D, one wavelength, linear)."""
-    g = RayleighBenard.grid_for((nz, 8), None, box_length=(1.0, 2 * math.pi / k_c), dtype=jnp.float64,
-                                dealias="2/3", backend=None, params={"walls": "no-slip"})
-    eq = RayleighBenard(g, Ra=Ra, Pr=1.0, amplitude=1e-8, walls="no-slip")
+    g = RayleighBenardNoSlip.make_grid((nz, 8), lengths=(2 * math.pi / k_c,), dtype=jnp.float64)  # z first
+    eq = RayleighBenardNoSlip(g, Ra=Ra, Pr=1.0, amplitude=1e-8)
     s1 = IMEX(eq).advance(eq.initial_state("single-mode"), 0.0, 2e-3, 250)
     s2 = IMEX(eq).advance(s1, 0.5, 2e-3, 250)
     return math.log(float(eq.energy(s2)) / float(eq.energy(s1))) / 2 / 0.5
@@ -153,9 +150,8 @@ for f, r in rates.items():
 # through the bottom plate, the top plate and the volume agree in the steady state:
 
 # %%
-g = RayleighBenard.grid_for((25, 32), None, box_length=(1.0, 2 * math.pi / k_c), dtype=jnp.float64,
-                            dealias="2/3", backend=None, params={"walls": "no-slip"})
-rb = RayleighBenard(g, Ra=5000.0, Pr=1.0, amplitude=0.2, walls="no-slip")
+g = RayleighBenardNoSlip.make_grid((25, 32), lengths=(2 * math.pi / k_c,), dtype=jnp.float64)
+rb = RayleighBenardNoSlip(g, Ra=5000.0, Pr=1.0, amplitude=0.2)
 s = IMEX(rb).advance(rb.initial_state("single-mode"), 0.0, 5e-3, 1600)
 nu_bottom, nu_top = (float(v) for v in rb.plate_nusselt(s))
 nu_volume = float(rb.nusselt(s))
