@@ -97,7 +97,8 @@ def main(argv=None) -> None:
         row = {"name": name, "command": f"python -m solvers run {cmd}"}
         for label, checkout in checkouts.items():
             cache = work / f"cache-{label}-{len(results)}"
-            row[label] = {"cold": run(checkout, cmd, cache, work / "run"), "warm": run(checkout, cmd, cache, work / "run")}
+            cold = run(checkout, cmd, cache, work / "run")
+            row[label] = {"cold": cold, "warm": run(checkout, cmd, cache, work / "run")}
             shutil.rmtree(cache, ignore_errors=True)
         results.append(row)
         print(json.dumps(row), flush=True)
@@ -127,8 +128,8 @@ def _plot(results: list[dict], meta: dict, path: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("wall time of the command (s)")
     ax.legend(fontsize=8)
-    ax.set_title(f"python -m solvers run: start-up, {meta['date']}, {meta['machine']}, load {meta['load_before'][0]:.1f}",
-                 fontsize=9)
+    ax.set_title(f"python -m solvers run: start-up, {meta['date']}, {meta['machine']}, "
+                 f"load {meta['load_before'][0]:.1f}", fontsize=9)
     fig.savefig(path, dpi=110)
 
 
