@@ -126,13 +126,18 @@ jax.debug.visualize_array_sharding(u0[0, :, :, 0])
 # arrays never leave the devices; only a few scalars per chunk come back.
 
 # %%
+def diagnostics(eq, u, t, dt):
+    """The equation's diagnostics and the CFL number ``dt * max_rate`` (the ``cfl`` column of a run's rows)."""
+    return {**eq.diagnostics(u, t, dt), "cfl": dt * eq.max_rate(u)}
+
+
 def make_chunk(eq, integ, dt, steps):
     grid = eq.grid
 
     @jax.jit
     def chunk(u, t0, coeffs):
         u = jax.lax.fori_loop(0, steps, lambda i, u: integ.step(u, t0 + i * dt, dt, coeffs), u)
-        diag = eq.diagnostics(u, t0 + steps * dt, dt)
+        diag = diagnostics(eq, u, t0 + steps * dt, dt)
         return u, diag, D.energy_spectrum(grid, u)
 
     return chunk
@@ -150,7 +155,7 @@ def run(eq, integ, u, t_end):
     with jax.set_mesh(grid.mesh):
         coeffs = jax.jit(integ.coefficients)(DT)
         slices = {0.0: np.asarray(vort(u))}
-        first = jax.jit(lambda u: (eq.diagnostics(u, 0.0, DT), D.energy_spectrum(grid, u)))(u)
+        first = jax.jit(lambda u: (diagnostics(eq, u, 0.0, DT), D.energy_spectrum(grid, u)))(u)
         hist = [{"t": 0.0, **{k: float(v) for k, v in first[0].items()}}]
         spectra = {0.0: np.asarray(first[1])}
         n_chunks = round(t_end / (DT * CHUNK))
