@@ -22,6 +22,7 @@ from ..outputs import (
     ResolutionCheck,
     SnapshotWriter,
     Statistics,
+    StopOnSignal,
     write_json,
 )
 from ..simulation import BlowUpError, simulate
@@ -150,6 +151,7 @@ def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict
     watch = res.spec.presets.get(cfg.preset, {}).get("relaminarization") if cfg.preset else None
     if watch:
         out["relaminarization"] = RelaminarizationStop(**watch, every=cfg.diag_every)
+    out["signals"] = StopOnSignal()  # SIGTERM/SIGINT: stop at the next segment, outputs finished
     if cfg.progress:
         out["progress"] = Progress()
     return out

@@ -32,9 +32,10 @@ from .snapshots import SnapshotWriter as SnapshotWriter
 from .statistics import Statistics as Statistics
 from .statistics import open_statistics as open_statistics
 from .watch import RelaminarizationStop as RelaminarizationStop
+from .watch import StopOnSignal as StopOnSignal
 
 __all__ = ["Callback", "Checkpoint", "Checkpoints", "CsvLog", "DiagnosticsCSV", "Event", "Output", "PlotSpec", "Plots",
            "Progress", "RelaminarizationStop", "ResolutionCheck", "ResolutionMonitor", "ResolutionWarning", "Row",
-           "RunInfo", "SnapshotError", "SnapshotWriter", "Statistics", "StopRun", "load_snapshot", "open_snapshots",
-           "open_statistics", "plot_history", "plot_slice", "plot_spectrum", "plot_statistics", "read_csv",
-           "wall_units", "write_json", "write_plots"]
+           "RunInfo", "SnapshotError", "SnapshotWriter", "Statistics", "StopOnSignal", "StopRun", "load_snapshot",
+           "open_snapshots", "open_statistics", "plot_history", "plot_slice", "plot_spectrum", "plot_statistics",
+           "read_csv", "wall_units", "write_json", "write_plots"]

@@ -1,4 +1,4 @@
-"""Outputs that watch a run and end it when it has become pointless: a turbulent wall flow that relaminarized."""
+"""Outputs that end a run early, cleanly: a turbulent wall flow that relaminarized, a signal to stop."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 from .base import Output, Row, RunInfo, StopRun
 
-__all__ = ["RelaminarizationStop"]
+__all__ = ["RelaminarizationStop", "StopOnSignal"]
 
 
 class RelaminarizationStop(Output):
@@ -41,3 +41,47 @@ class RelaminarizationStop(Output):
                                   "perturbation or a turbulent checkpoint")
             else:
                 self.since = None
+
+
+class StopOnSignal(Output):
+    """Ends a run cleanly when the process gets ``SIGTERM`` or ``SIGINT`` (a batch system's time limit, Ctrl-C):
+    the signal only sets a flag, and the run stops at its next host event (at most one segment later) with its
+    outputs finished: the last checkpoint, the statistics and the plots are written, nothing done is lost. The
+    previous handlers are back after the run.
+
+    Args:
+      signals: the signals to catch (default SIGTERM and SIGINT).
+    """
+
+    def __init__(self, signals: tuple[int, ...] | None = None):
+        import signal
+
+        self.signals = signals if signals is not None else (signal.SIGTERM, signal.SIGINT)
+        self.caught: int | None = None
+        self._previous: dict = {}
+
+    def start(self, run: RunInfo, event) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return  # handlers can only be set in the main thread: nothing is caught
+        for s in self.signals:
+            self._previous[s] = signal.signal(s, self._catch)
+
+    def _catch(self, signum, frame) -> None:
+        self.caught = signum
+
+    def on_event(self, event) -> None:
+        if self.caught is not None:
+            import signal
+
+            raise StopRun(f"stopped by {signal.Signals(self.caught).name} at step {event.step} (t = {event.t:.6g}); "
+                          "the last checkpoint is of this step: continue with --resume")
+
+    def close(self) -> None:
+        import signal
+
+        for s, h in self._previous.items():
+            signal.signal(s, h)
+        self._previous = {}

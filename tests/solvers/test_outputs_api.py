@@ -97,3 +97,25 @@ def test_outputs_that_cannot_write_name_the_argument(tmp_path):
         solvers.DiagnosticsCSV(tmp_path, every=0)
     with pytest.raises(TypeError, match="fn"):
         solvers.Callback(3, every=1)
+
+
+def test_a_signal_stops_the_run_cleanly(tg, tmp_path):
+    import os
+    import signal
+
+    eq, u0 = tg
+
+    class Kill(Output):
+        def next_step(self, step):
+            return (step // 4 + 1) * 4
+
+        def on_event(self, event):
+            if event.step == 4:
+                os.kill(os.getpid(), signal.SIGTERM)  # caught: the run ends at its next host event
+
+    stop = solvers.outputs.StopOnSignal()
+    ck = solvers.Checkpoint(tmp_path, every=0)
+    sol = simulate(eq, "rk4", t_end=100 * DT, y0=u0, controller=FixedStep(DT), outputs=[Kill(), stop, ck])
+    assert sol.step == 8 and "SIGTERM" in sol.stopped
+    assert ck.last == 8  # the finished work is kept
+    assert signal.getsignal(signal.SIGTERM) is not stop._catch  # the handler is restored
