@@ -1,9 +1,11 @@
 """The diagnostics row of a run: computed on the devices inside the compiled loop, packed into one vector.
 
 A row holds the equation's ``diagnostics`` (scalars), ``cfl`` (``dt`` times the CFL rate, where the equation has
-one) and, where asked for, its ``spectrum``; their reductions over the devices take one collective together
-(:func:`~solvers.grids.fused`). Under CFL control the row's ``cfl`` comes from the rate the next step computes
-anyway (the stepping core fills it in), so the row transforms nothing for it.
+one), ``resolution`` (where the equation reports none and lives on the periodic box: the share of the state's mean
+square in the outermost resolved wavenumbers, which the run watches) and, where asked for, its ``spectrum``; their
+reductions over the devices take one collective together (:func:`~solvers.grids.fused`). Under CFL control the
+row's ``cfl`` comes from the rate the next step computes anyway (the stepping core fills it in), so the row
+transforms nothing for it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..grids import fused
+from ..diagnostics import outer_band
+from ..grids import SpectralGrid, fused
 from ..stepping import pack_dtype
 
 #: the columns that come first, in this order; the others follow alphabetically
@@ -44,7 +47,10 @@ class RowFunction:
         for k, v in d.items():
             if np.size(np.zeros(v.shape)) != 1:
                 raise ValueError(f"{equation.label()}.diagnostics: {k!r} must be a scalar, got shape {v.shape}")
-        names = set(d) | ({"cfl"} if self.has_rate else set())
+        #: the run adds a ``resolution`` of its own (the outer band's share of the state's mean square) where the
+        #: equation reports none and lives on the periodic box: user equations are watched too
+        self.own_resolution = "resolution" not in d and isinstance(equation.grid, SpectralGrid)
+        names = set(d) | ({"cfl"} if self.has_rate else set()) | ({"resolution"} if self.own_resolution else set())
         self.columns = tuple(sorted(names, key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c)))
         self.cfl_position = self.columns.index("cfl") if self.has_rate else None
         with _mesh(equation):
@@ -59,6 +65,8 @@ class RowFunction:
             d = dict(eq.diagnostics(s, t, dt))
             if self.has_rate:
                 d["cfl"] = dt * (eq.max_rate(s) if rate is None else rate)
+            if self.own_resolution:
+                d["resolution"] = _resolution(eq.grid, s)
             return d, eq.spectrum(s) if self.has_spectrum else None
 
         return fused(values, eq.grid.mesh, state)
@@ -78,6 +86,15 @@ class RowFunction:
         v = np.asarray(vector)
         n = len(self.columns)
         return {k: float(x) for k, x in zip(self.columns, v[:n])}, (v[n:].copy() if self.has_spectrum else None)
+
+
+def _resolution(grid, state) -> jax.Array:
+    """The share of the state's mean square (all leaves) in the outer band of the resolved wavenumbers
+    (:func:`solvers.diagnostics.resolution`)."""
+    band = outer_band(grid)
+    total = sum(grid.mean_square(leaf) for leaf in jax.tree.leaves(state))
+    outer = sum(grid.mean_square(leaf, band) for leaf in jax.tree.leaves(state))
+    return jnp.where(total > 0, outer / jnp.where(total > 0, total, 1), 0)
 
 
 def _mesh(equation):

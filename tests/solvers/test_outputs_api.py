@@ -119,3 +119,21 @@ def test_a_signal_stops_the_run_cleanly(tg, tmp_path):
     assert sol.step == 4 and "SIGTERM" in sol.stopped
     assert ck.last == 4  # the finished work is kept
     assert signal.getsignal(signal.SIGTERM) is not stop._catch  # the handler is restored
+
+
+def test_a_user_equation_is_watched_for_resolution_too():
+    """A user equation that reports no ``resolution`` gets the run's own (the outer band's share of the state's mean
+    square); Kuramoto-Sivashinsky on a 32 pi box with 16^2 points outgrows it and the run warns."""
+    import math
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from ks_equation import KuramotoSivashinsky
+
+    eq = KuramotoSivashinsky(SpectralGrid((16, 16), None, ndim=2, box_length=32 * math.pi, dtype=jnp.float64))
+    rows = []
+    with pytest.warns(solvers.ResolutionWarning, match="under-resolved"):
+        simulate(eq, "etdrk4", t_end=60.0, controller=FixedStep(0.25),
+                 outputs=[solvers.Callback(rows.append, every=40), solvers.ResolutionCheck(every=40)])
+    assert rows[0].values["resolution"] < 1e-6 < 1e-3 < rows[-1].values["resolution"]
