@@ -70,6 +70,7 @@ from .outputs import ResolutionCheck as ResolutionCheck
 from .outputs import ResolutionWarning as ResolutionWarning
 from .outputs import Row as Row
 from .outputs import SnapshotWriter as SnapshotWriter
+from .outputs import Statistics as Statistics
 from .simulation import BlowUpError as BlowUpError
 from .simulation import Rollout as Rollout
 from .simulation import Solution as Solution
@@ -90,7 +91,7 @@ __all__ = [
     "ImaginaryTimeSplitStep", "ImplicitLinear", "InitialCondition", "Integrator", "NavierStokes", "NavierStokes2D",
     "Output", "Param", "PlotSpec", "Plots", "Poisson", "PoissonChebyshev", "PoissonWalls", "Progress",
     "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip", "ResolutionCheck", "ResolutionWarning",
-    "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid",
+    "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid", "Statistics",
     "SplitStep", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run", "initial_conditions",
     "register", "rollout", "run", "simulate", "wall_grid",
 ]
