@@ -91,7 +91,7 @@ __all__ = [
     "ImaginaryTimeSplitStep", "ImplicitLinear", "InitialCondition", "Integrator", "NavierStokes", "NavierStokes2D",
     "Output", "Param", "PlotSpec", "Plots", "Poisson", "PoissonChebyshev", "PoissonWalls", "Progress",
     "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip", "ResolutionCheck", "ResolutionWarning",
-    "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid", "Statistics",
-    "SplitStep", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run", "initial_conditions",
+    "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid",
+    "SplitStep", "Statistics", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run", "initial_conditions",
     "register", "rollout", "run", "simulate", "wall_grid",
 ]
