@@ -92,6 +92,6 @@ __all__ = [
     "Output", "Param", "PlotSpec", "Plots", "Poisson", "PoissonChebyshev", "PoissonWalls", "Progress",
     "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip", "ResolutionCheck", "ResolutionWarning",
     "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid",
-    "SplitStep", "Statistics", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run", "initial_conditions",
-    "register", "rollout", "run", "simulate", "wall_grid",
+    "SplitStep", "Statistics", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run",
+    "initial_conditions", "register", "rollout", "run", "simulate", "wall_grid",
 ]
