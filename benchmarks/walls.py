@@ -26,7 +26,7 @@ jax.config.update("jax_enable_x64", True)
 
 import xfft  # noqa: E402
 from solvers import IMEX, RunConfig  # noqa: E402
-from solvers._run import build, validate  # noqa: E402
+from solvers.job.build import build, validate  # noqa: E402
 
 CASES = (("channel", (33, 32, 32), {"Re": 2000.0}, "turbulent", {"amplitude": 0.2}),
          ("channel", (65, 64, 64), {"Re": 2000.0}, "turbulent", {"amplitude": 0.2}),
@@ -39,7 +39,8 @@ def one_case(name, shape, params, ic, ic_params, repeats: int, dt: float = 2e-3)
     cfg = RunConfig(equation=name, n=shape, dtype="float64", integrator="imex", dt=dt, out="/tmp/xfft-walls",
                     ic=ic, params={**params, **ic_params})
     res = validate(cfg)
-    grid, eq, integ, _ = build(cfg, res, mesh)
+    parts = build(cfg, res, mesh)
+    grid, eq, integ = parts.grid, parts.equation, parts.integrator
     assert isinstance(integ, IMEX)
     with jax.set_mesh(grid.mesh):
         state = eq.initial_state(res.ic, **res.ic_params)
