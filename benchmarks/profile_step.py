@@ -1,6 +1,6 @@
 """Where a main-job step's time goes on the devices: one segment of the step program under ``jax.profiler``.
 
-Runs one compiled segment (:meth:`solvers._stepper.Stepper.run_segment`, CFL control, diagnostics rows every
+Runs one compiled segment (:meth:`solvers.simulation.loop.Loop.run_segment`, CFL control, diagnostics rows every
 ``--diag-every`` steps, as ``python -m solvers run`` takes them) after a warm-up segment, traces it, and sums the
 XLA CPU thunks of every device thread by kind: all-to-alls, all-reduces, FFTs, and the rest. Collectives include
 the time a device waits there for the others (on 8 CPU devices sharing 2 cores, most of it). Prints, and writes
@@ -29,7 +29,10 @@ import _timing  # noqa: F401  (sets 8 CPU devices before JAX starts; benchmarks/
 import jax  # noqa: E402
 
 import xfft  # noqa: E402
-from solvers import RunConfig, _run  # noqa: E402
+from solvers import DiagnosticsCSV, RunConfig  # noqa: E402
+from solvers.job.build import build, validate  # noqa: E402
+from solvers.simulation.loop import Clock, Loop  # noqa: E402
+from solvers.stepping import host_control_flow  # noqa: E402
 
 #: thunk kinds, by the HLO instruction name a thunk carries
 KINDS = (("all-to-all", re.compile(r"^all-to-all(\.\d+)?$")), ("all-reduce", re.compile(r"^all-reduce(\.\d+)?$")),
@@ -52,18 +55,25 @@ def profile(equation: str, n: int, integrator: str, steps: int, diag_every: int)
     cfg = RunConfig(equation=equation, n=n, t_end=1e9, dtype="float32", integrator=integrator, max_steps=1,
                     diag_every=diag_every, out=tempfile.mkdtemp(prefix="xfft-profile-"), overwrite=True,
                     progress=False, plots=False)
-    res = _run.validate(cfg)
-    grid, eq, integ, controller = _run.build(cfg, res, xfft.make_mesh("slab"))
+    res = validate(cfg)
+    parts = build(cfg, res, xfft.make_mesh("slab"))
+    grid, eq, integ = parts.grid, parts.equation, parts.integrator
     with jax.set_mesh(grid.mesh):
-        run = _run._setup(cfg, res, grid, eq, integ, controller, [])
-        state, clock = _run._start(run)
-        seg = run.stepper.run_segment(state, 0.0, 0.0, 1, math.inf, math.inf)  # chooses dt
-        state, dt = seg.state, seg.dt_next
-        rows = (0, diag_every, False)
-        state = run.stepper.run_segment(state, 0.0, dt, steps, math.inf, math.inf, rows=rows).state  # compiles
+        # the main job's step program: its controller, the rows of its diagnostics CSV
+        control = parts.controller.resolve(integ, integ.stable_dt())
+        loop = Loop(integ, control, [DiagnosticsCSV(res.out, every=diag_every)], None, True,
+                    host_control_flow(grid.mesh))
+        state = eq.initial_state(res.ic, **res.ic_params)
+
+        def clock():  # step 0 at t = 0: rows after the segment's steps diag_every, 2 diag_every, ...
+            return Clock(0, 0.0, 0.0, 0.0, math.nan)
+
+        state, seg = loop.run_segment(state, clock(), 0.0, 1, math.inf)  # chooses dt
+        dt = seg.dt_next
+        state, _ = loop.run_segment(state, clock(), dt, steps, math.inf)  # compiles
         with tempfile.TemporaryDirectory() as d:
             jax.profiler.start_trace(d)
-            seg = run.stepper.run_segment(state, 0.0, dt, steps, math.inf, math.inf, rows=rows)
+            state, seg = loop.run_segment(state, clock(), dt, steps, math.inf)
             jax.profiler.stop_trace()
             data = jax.profiler.ProfileData.from_file(str(next(Path(d).rglob("*.xplane.pb"))))
             total: dict[str, float] = collections.defaultdict(float)
@@ -81,7 +91,6 @@ def profile(equation: str, n: int, integrator: str, steps: int, diag_every: int)
                         k = kind_of(ev.name)
                         if k is not None:
                             total[k] += ev.duration_ns
-        run.ckpt.close()
     assert seg.steps == steps, seg.steps
     per = {k: v / 1e6 / max(1, len(threads)) for k, v in total.items()}
     out = {"equation": equation, "n": n, "integrator": integrator, "steps": steps, "diag_every": diag_every,
