@@ -6,12 +6,13 @@
    Both run ``--steps`` steps inside one compiled ``lax.fori_loop``; the cases take turns (round-robin) and the
    medians are reported, with the largest difference of the two answers after the steps.
 2. ``--driver``: all devices (8 CPU devices by default; ``JAX_PLATFORMS=cuda``: the GPUs), float32, CFL control: the
-   main job's time loop (``solvers._run._loop`` after its first segments compiled, diagnostics every 10 steps, as
-   ``python -m solvers run`` runs it) per step against the bare compiled step (``Integrator.advance``: a fixed-dt
-   ``fori_loop``) at 32^3 (navier-stokes, lsrk4) and 256^2 (navier-stokes-2d, rk4), ``--driver-steps`` steps per call,
-   alternating; ``main_over_bare`` is the median of the per-round ratios (with quartiles), which a slow spell of the
-   shared machine moves less than a ratio of medians. ``--decompose`` adds, in the same rounds, one step program
-   (:meth:`solvers._stepper.Stepper.run_segment`, segments of ``8 * --diag-every`` steps, the main job's) three
+   main job's time loop (:meth:`solvers.simulation.loop.Loop.run` after its first segments compiled, with the main
+   job's diagnostics CSV and resolution check every 10 steps, as ``python -m solvers run`` runs it) per step
+   against the bare compiled step (``Integrator.advance``: a fixed-dt ``fori_loop``) at 32^3 (navier-stokes,
+   lsrk4) and 256^2 (navier-stokes-2d, rk4), ``--driver-steps`` steps per call, alternating; ``main_over_bare``
+   is the median of the per-round ratios (with quartiles), which a slow spell of the shared machine moves less
+   than a ratio of medians. ``--decompose`` adds, in the same rounds, one step program
+   (:meth:`solvers.simulation.loop.Loop.run_segment`, segments of ``8 * --diag-every`` steps, the main job's) three
    ways: a fixed dt without rows (``segment_fixed_over_bare``: the segment loop itself), CFL control without rows
    (``segment_cfl_over_bare``) and CFL control with the rows (``segment_rows_over_bare``): where the main job's
    time beyond the bare step goes (on a GPU: host round trips of the loop, the CFL step, the rows).
@@ -48,8 +49,21 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import xfft  # noqa: E402
-from solvers import ETDRK4, INTEGRATORS, NavierStokes, RunConfig, SpectralGrid  # noqa: E402
-from solvers.equations.navier_stokes_2d import NavierStokes2D  # noqa: E402
+from solvers import (  # noqa: E402
+    ETDRK4,
+    INTEGRATORS,
+    DiagnosticsCSV,
+    NavierStokes,
+    NavierStokes2D,
+    ResolutionCheck,
+    RunConfig,
+    SpectralGrid,
+)
+from solvers.job.build import build, validate  # noqa: E402
+from solvers.outputs import RunInfo  # noqa: E402
+from solvers.simulation.loop import Clock, Loop  # noqa: E402
+from solvers.stepping import host_control_flow  # noqa: E402
+from solvers.stepping.core import ROWS_PER_SEGMENT  # noqa: E402
 
 
 def peer(n2d: int, n3d: int, steps: int, repeats: int) -> dict:
@@ -110,54 +124,65 @@ def driver(repeats: int, steps: int, diag_every: int = 10, decompose: bool = Fal
     return {c[0]: _driver_case(*c, repeats, steps, diag_every, decompose) for c in cases}
 
 
-def _segments(run, state, dt: float, steps: int, diag_every: int) -> tuple[dict, int]:
+def _segments(job: dict, state, dt: float, steps: int, diag_every: int) -> tuple[dict, int]:
     """``--decompose``: zero-argument timers of the step program (whole segments of the main job's length ``seg``,
     as many as fit in ``steps``, at least one) with a fixed dt and no rows, CFL control and no rows, CFL control and
     the rows; each from its own copy of ``state`` (the program donates it). Returns ``(timers, seg)``."""
-    from solvers._stepper import Stepper
+    loop, control, synced = job["loop"], job["control"], job["synced"]
+    fixed = Loop(loop.integ, dataclasses.replace(control, dt=dt, band=None), [], None, False, synced)
+    fixed.core = dataclasses.replace(fixed.core, energy_every_step=False)  # the segment loop itself (traced later)
+    plain = Loop(loop.integ, control, [], None, False, synced)
+    seg = ROWS_PER_SEGMENT * diag_every  # the most steps of a segment with rows every diag_every steps
 
-    cfl = run.stepper
-    fixed = Stepper(cfl.integ, dataclasses.replace(cfl.control, dt=dt, band=None, energy_every_step=False))
-    plain = Stepper(cfl.integ, cfl.control)
-    seg = cfl.row_limit(diag_every)
-
-    def timer(stepper, rows):
+    def timer(program, force):
         box = [jax.tree.map(jnp.copy, state), 0.0, 0.0, 0]  # state, t, dt_band, steps taken
 
         def go():
             for _ in range(max(1, steps // seg)):
-                out = stepper.run_segment(box[0], box[1], box[2], seg, math.inf, math.inf,
-                                          rows=(box[3], diag_every, False) if rows else None)
-                box[:] = out.state, box[1] + sum(out.dts), out.dt_next, box[3] + out.steps
+                clock = Clock(box[3], box[1], 0.0, box[2], math.nan)
+                new, out = program.run_segment(box[0], clock, box[2], seg, math.inf, dt_force=force)
+                box[:] = new, box[1] + sum(out.dts), out.dt_next, box[3] + out.steps
         return go
 
-    return {"segment_fixed": timer(fixed, False), "segment_cfl": timer(plain, False),
-            "segment_rows": timer(cfl, True)}, seg
+    return {"segment_fixed": timer(fixed, dt), "segment_cfl": timer(plain, 0.0),
+            "segment_rows": timer(loop, 0.0)}, seg
 
 
 def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, steps: int,
                  diag_every: int = 10, decompose: bool = False) -> dict:
     """One grid of :func:`driver`."""
-    from solvers import _run
-
     mesh = xfft.make_mesh("slab")
     cfg = RunConfig(equation=eqname, n=n, t_end=1e9, dtype="float32", integrator=integ_name, max_steps=steps,
                     diag_every=diag_every,
                     out=f"/tmp/xfft-bench-driver-{name}", overwrite=True, progress=False, plots=False,
                     params={"nu": 1e-3} if eqname == "navier-stokes-2d" else {})
-    res = _run.validate(cfg)
-    grid, eq, integ, controller = _run.build(cfg, res, mesh)
+    res = validate(cfg)
+    parts = build(cfg, res, mesh)
+    grid, eq, integ = parts.grid, parts.equation, parts.integrator
     with jax.set_mesh(grid.mesh):
-        run = _run._setup(cfg, res, grid, eq, integ, controller, [])
-        state, clock = _run._start(run)
-        state, clock = _run._loop(run, state, clock)  # compiles the segments
+        # the main job's time loop: its controller, the rows of its diagnostics CSV and resolution check
+        synced = host_control_flow(grid.mesh)
+        control = parts.controller.resolve(integ, integ.stable_dt())
+        outputs = [DiagnosticsCSV(res.out, every=diag_every), ResolutionCheck(diag_every)]
+        loop = Loop(integ, control, outputs, None, True, synced)
+        job = {"loop": loop, "control": control, "synced": synced}
+
+        def run(state, clock: Clock | None, steps: int):
+            """``steps`` steps of the main job's loop from ``clock`` (None: the initial state, with its row)."""
+            step0, t0, dt_band = (0, 0.0, 0.0) if clock is None else (clock.step, clock.t, clock.dt_band)
+            for f in ("diagnostics.csv", "spectra.csv"):  # each call writes its own rows (no resume truncation)
+                (res.out / f).unlink(missing_ok=True)
+            info = RunInfo(eq, integ, control, t0, cfg.t_end, step0, step0 + steps, clock is not None, True,
+                           loop.columns, loop.has_spectrum)
+            return loop.run(state, info, dt_band)
+
+        state, clock = run(eq.initial_state(res.ic, **res.ic_params), None, steps)  # compiles the segments
         bare = INTEGRATORS[integ_name](eq)
         dt = clock.dt
         box = {"state": state, "clock": clock, "bare": jax.block_until_ready(bare.advance(state, 0.0, dt, 1))}
 
         def main_job():
-            cfg.max_steps = box["clock"].step + steps
-            box["state"], box["clock"] = _run._loop(run, box["state"], box["clock"])
+            box["state"], box["clock"] = run(box["state"], box["clock"], steps)
 
         def bare_step():
             box["bare"] = bare.advance(box["bare"], 0.0, dt, steps)
@@ -165,10 +190,9 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
         cases = {"main": main_job, "bare": bare_step}
         seg = None
         if decompose:
-            more, seg = _segments(run, box["bare"], dt, steps, diag_every)
+            more, seg = _segments(job, box["bare"], dt, steps, diag_every)
             cases |= more
         samples = round_robin_samples(cases, repeats)
-        run.ckpt.close()
     t = {k: statistics.median(v) for k, v in samples.items()}
     ratio = paired_ratio(samples["main"], samples["bare"])
     row = {"equation": eqname, "n": n, "integrator": integ_name, "steps": steps, "repeats": repeats,
