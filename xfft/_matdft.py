@@ -2,12 +2,13 @@
 
 XLA's FFT op transforms only the minor-most axes of an array, so an FFT along any other axis costs a transpose
 that brings the axis minor-most and, to keep the array's axis order, one that takes it back. :func:`dft_along`
-transforms one axis in place instead: an axis of length ``n = n1 * n2`` (index ``n2 * a + b``) is a matrix
-product over ``a`` (every axis after it one contiguous block), the twiddle factors ``w_n^(k1 b)`` with a reorder
-of whole blocks in one elementwise pass, and a matrix product over ``b`` that leaves the output index
-``k1 + n1 * k2`` in natural order. No copy changes the minor-most axis; the cost is ``n1 + n2`` complex
-multiply-adds per point, where an FFT takes about ``5 log2(n)`` flops. Lengths of at most :data:`DIRECT` are one
-product; longer ones must split into two factors of at most :data:`DIRECT` (:func:`factors`).
+transforms one axis in place instead. An axis of length ``n = n1 * n2`` (index ``n2 * a + b``) is reordered to
+``[b, a]`` by whole blocks of the axes after it (a copy that XLA fuses with an all-to-all's own, where one comes
+before), transformed over ``a`` by one ``n1 x n1`` matrix per ``b`` with the twiddle factors ``w_n^(k1 b)`` folded
+in (one batched product), and over ``b`` by one ``n2 x n2`` product that leaves the output index ``k1 + n1 * k2``
+in natural order. No copy changes the minor-most axis; the cost is ``n1 + n2`` complex multiply-adds per point,
+where an FFT takes about ``5 log2(n)`` flops. Lengths of at most :data:`DIRECT` are one product; longer ones must
+split into two factors of at most :data:`DIRECT` (:func:`factors`).
 
 Used for the last transform of a natural-order program and the first of a natural-order inverse on CPU devices
 (:func:`xfft._lower.lower_plan`), and for the short transforms across devices of :mod:`xfft._fourstep`.
@@ -54,7 +55,9 @@ def scale(norm: str, n: int, inverse: bool) -> float:
 
 @lru_cache(maxsize=256)
 def _tables(n: int, dtype: str, inverse: bool, factor: float) -> tuple[np.ndarray, ...]:
-    """The matrices (and twiddle factors) of :func:`dft_along` for ``n`` points, ``factor`` folded into the first."""
+    """The matrices of :func:`dft_along` for ``n`` points, ``factor`` folded into the first: one ``n x n``
+    matrix, or for ``n = n1 n2`` the ``n1 x n1`` matrices times the twiddle factors of each ``b`` (``n2`` of them)
+    and the ``n2 x n2`` matrix."""
     f = factors(n)
     assert f is not None
     if len(f) == 1:
@@ -62,17 +65,18 @@ def _tables(n: int, dtype: str, inverse: bool, factor: float) -> tuple[np.ndarra
         return ((factor * phase(np.outer(k, k), n, inverse)).astype(dtype),)
     n1, n2 = f
     k1, k2 = np.arange(n1), np.arange(n2)
-    return ((factor * phase(np.outer(k1, k1), n1, inverse)).astype(dtype),
-            phase(np.outer(k1, k2), n, inverse).astype(dtype),
-            phase(np.outer(k2, k2), n2, inverse).astype(dtype))
+    first = factor * phase(np.outer(k1, k1), n1, inverse)  # [k1, a]
+    twiddle = phase(np.outer(k2, k1), n, inverse)  # [b, k1]: w_n^(b k1)
+    return ((twiddle[:, :, None] * first[None]).astype(dtype), phase(np.outer(k2, k2), n2, inverse).astype(dtype))
 
 
 def _left(mat: jax.Array, v: jax.Array) -> jax.Array:
-    """``mat`` (``k x n``) applied to every ``v[i]`` of ``v`` (``batch x n x m``): ``batch x k x m``, one product."""
+    """``mat`` (``k x n``, or one per batch entry: ``batch x k x n``) applied to every ``v[i]`` of ``v``
+    (``batch x n x m``): ``batch x k x m``, one product."""
     hi = jax.lax.Precision.HIGHEST
-    if v.shape[0] == 1:
+    if mat.ndim == 2 and v.shape[0] == 1:
         return jax.lax.dot_general(mat, v[0], (((1,), (0,)), ((), ())), precision=hi)[None]
-    mats = jnp.broadcast_to(mat, (v.shape[0],) + mat.shape)
+    mats = jnp.broadcast_to(mat, (v.shape[0],) + mat.shape[-2:])
     return jax.lax.dot_general(mats, v, (((2,), (1,)), ((0,), (0,))), precision=hi)
 
 
@@ -91,13 +95,14 @@ def dft_along(x: jax.Array, axis: int, inverse: bool = False, norm: str = "backw
     batch, rest = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
     f = scale(norm, n, inverse) if factor is None else factor
     tables = [jnp.asarray(t) for t in _tables(n, jnp.dtype(x.dtype).name, inverse, f)]
-    # XLA rewrites a product with a concatenation (an all-to-all's output) into a sum of products, which rounds
-    # differently: the barrier keeps one product, so the result does not depend on where x comes from.
-    x = jax.lax.optimization_barrier(x)
     if len(tables) == 1:
+        # XLA rewrites a product with a concatenation (an all-to-all's output) into a sum of products, which rounds
+        # differently: the barrier keeps one product, so the result does not depend on where x comes from.
+        x = jax.lax.optimization_barrier(x)
         return _left(tables[0], x.reshape(batch, n, rest)).reshape(shape)
-    m1, tw, m2 = tables
-    n1, n2 = tw.shape
-    y = _left(m1, x.reshape(batch, n1, n2 * rest)).reshape(batch, n1, n2, rest)  # [.., k1, b, ..]
-    y = (y * tw[None, :, :, None]).transpose(0, 2, 1, 3).reshape(batch, n2, n1 * rest)  # [.., b, k1, ..]
-    return _left(m2, y).reshape(shape)  # [.., k2, k1, ..]: index k1 + n1 k2
+    first, second = tables
+    n2, n1 = first.shape[:2]
+    # [.., a, b, ..] -> [.., b, a, ..]: whole blocks of the axes after it move (fused with an all-to-all's copy)
+    y = jax.lax.optimization_barrier(x.reshape(batch, n1, n2, rest).transpose(0, 2, 1, 3))
+    y = _left(jnp.tile(first, (batch, 1, 1)), y.reshape(batch * n2, n1, rest))  # [.., b, k1, ..], twiddled
+    return _left(second, y.reshape(batch, n2, n1 * rest)).reshape(shape)  # [.., k2, k1, ..]: index k1 + n1 k2
