@@ -3,6 +3,7 @@ between modules of xfft or solvers, no private module imported outside its own p
 notebooks, benchmarks and examples), solvers built only on xfft's public API, and no module over 400 lines."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -103,8 +104,8 @@ def test_scripts_import_public_names_only(folder):
         for n in _imports(path, f"{folder}.{path.stem}", known):
             if _private(n) is not None:
                 bad.append((path.name, n))
-        text = path.read_text()
-        bad += [(path.name, tok) for tok in ("solvers._", "xfft._") if tok in text]
+        text = path.read_text()  # a private name spelled out (xfft._plan); dunders (xfft.__version__) are public
+        bad += [(path.name, tok) for tok in ("solvers._", "xfft._") if re.search(rf"\b{re.escape(tok)}(?!_)", text)]
     assert not bad, bad
 
 
