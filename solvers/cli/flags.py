@@ -98,12 +98,21 @@ def config(ns: argparse.Namespace):
                              f"{ns.snapshot_times!r}") from None
         if not times:
             raise ValueError("--snapshot-times expects at least one time (T1,T2,...)")
-    return RunConfig(
-        equation=ns.equation, ic=ns.ic, n=tuple(ns.n) if ns.n else RunConfig.n,
-        t_end=ns.t_end, params=params, out=ns.out, mesh=ns.mesh,
-        dtype=ns.dtype, integrator=ns.integrator, dt=ns.dt, cfl=ns.cfl, dt_max=ns.dt_max, dealias=ns.dealias,
-        backend=ns.backend, box_length=None if ns.box_length is None else tuple(ns.box_length),
-        diag_every=ns.diag_every, checkpoint_every=ns.checkpoint_every, keep=ns.keep, resume=ns.resume,
-        overwrite=ns.overwrite, max_steps=ns.max_steps, progress=not ns.no_progress, plots=not ns.no_plots,
-        snapshot_every=ns.snapshot_every, snapshot_times=times, snapshot_dtype=ns.snapshot_dtype,
-        stats_every=ns.stats_every, stats_start=ns.stats_start, preset=ns.preset)
+    given = {"equation": ns.equation, "ic": ns.ic, "n": tuple(ns.n) if ns.n else None, "t_end": ns.t_end,
+             "out": ns.out, "mesh": ns.mesh, "dtype": ns.dtype, "integrator": ns.integrator, "dt": ns.dt,
+             "cfl": ns.cfl, "dt_max": ns.dt_max, "dealias": ns.dealias, "backend": ns.backend,
+             "box_length": None if ns.box_length is None else tuple(ns.box_length), "diag_every": ns.diag_every,
+             "checkpoint_every": ns.checkpoint_every, "keep": ns.keep, "resume": ns.resume,
+             "overwrite": ns.overwrite, "max_steps": ns.max_steps, "progress": not ns.no_progress,
+             "plots": not ns.no_plots, "snapshot_every": ns.snapshot_every, "snapshot_times": times,
+             "snapshot_dtype": ns.snapshot_dtype, "stats_every": ns.stats_every, "stats_start": ns.stats_start}
+    given = {k: v for k, v in given.items() if v is not None}
+    if ns.preset is not None:  # the preset fills what the command line leaves out (a flag given wins, any value)
+        from ..job import lookup
+        from ..job.config import preset_values
+
+        spec, name = lookup(ns.equation)
+        values = preset_values(spec, name, ns.preset)
+        params = {**values.pop("params", {}), **params}
+        given = {**values, **given, "applied_preset": ns.preset}
+    return RunConfig(**given, params=params)

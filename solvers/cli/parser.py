@@ -56,16 +56,19 @@ def parser() -> argparse.ArgumentParser:
                       help="Reynolds number: the parameter Re where the equation has one, else nu = 1 / Re")
     visc.add_argument("--nu", type=float, default=None,
                       help="kinematic viscosity: the parameter nu where the equation has one, else Re = 1 / nu")
-    r.add_argument("--t-end", type=float, default=1.0, help="final time")
+    r.add_argument("--t-end", type=float, default=None, help="final time (default: 1, or the preset's)")
     r.add_argument("--out", default=None, help="output directory (default runs/EQUATION-IC)")
     r.add_argument("--mesh", default="slab", help="decomposition: slab, pencil, or auto (the faster measured by "
                    "xfft.autotune, cached per machine kind and grid; the choice and timings go into run.json)")
-    r.add_argument("--dtype", default="float32", help="float32 or float64 (64-bit mode is turned on)")
+    r.add_argument("--dtype", default=None,
+                   help="float32 or float64 (64-bit mode is turned on) (default: float32, or the preset's)")
     r.add_argument("--integrator", default=None, help="time integrator (see `list`; default: the equation's own)")
     step = r.add_mutually_exclusive_group()
     step.add_argument("--dt", type=float, default=None, help="fixed time step (default: CFL-adaptive)")
-    step.add_argument("--cfl", type=float, default=0.5, help="CFL number of the adaptive time step")
-    r.add_argument("--dt-max", type=float, default=0.1, help="largest adaptive time step")
+    step.add_argument("--cfl", type=float, default=None,
+                      help="CFL number of the adaptive time step (default: 0.5, or the preset's)")
+    r.add_argument("--dt-max", type=float, default=None,
+                   help="largest adaptive time step (default: 0.1, or the preset's)")
     r.add_argument("--dealias", default="2/3", help="2/3 (truncation), 3/2 (padding) or none")
     r.add_argument("--backend", default="native", help="xfft backend for every transform")
     for flag, what in (("--seed", "random initial conditions' seed"), ("--k0", "random initial conditions' "
@@ -75,7 +78,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="equation or initial-condition parameter (repeatable; see `list`)")
     r.add_argument("--diag-every", type=int, default=10, help="diagnostics CSV row every N steps")
-    r.add_argument("--checkpoint-every", type=int, default=0, help="checkpoint every N steps (0: only at the end)")
+    r.add_argument("--checkpoint-every", type=int, default=None,
+                   help="checkpoint every N steps (0: only at the end) (default: 0, or the preset's)")
     r.add_argument("--keep", type=int, default=2, help="checkpoints kept")
     r.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     r.add_argument("--overwrite", action="store_true", help="discard a previous run in --out")
@@ -83,11 +87,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--snapshot-every", type=int, default=0, help="snapshot every N steps (0: none)")
     r.add_argument("--snapshot-times", default=None, metavar="T1,T2,...", help="snapshots at these times")
     r.add_argument("--snapshot-dtype", default="float32", help="float32 or float64 snapshot fields")
-    r.add_argument("--stats-every", type=int, default=0, metavar="N",
+    r.add_argument("--stats-every", type=int, default=None, metavar="N",
                    help="wall-bounded equations: plane- and time-averaged profiles sampled every N steps (0: none), "
-                        "written to statistics.csv/.h5/.png with standard errors from batch means")
-    r.add_argument("--stats-start", type=float, default=0.0, metavar="T",
-                   help="the time statistics start from (the transient before it is left out)")
+                        "written to statistics.csv/.h5/.png with standard errors from batch means (default: 0, or "
+                        "the preset's)")
+    r.add_argument("--stats-start", type=float, default=None, metavar="T",
+                   help="the time statistics start from (the transient before it is left out) (default: 0, or the "
+                        "preset's)")
     r.add_argument("--preset", default=None,
                    help="a preset of the equation (see `list`): grid, box, parameters, initial condition, time "
                         "and statistics of a known case (e.g. channel --preset re-tau-180); flags you give win")

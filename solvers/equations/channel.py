@@ -13,6 +13,7 @@ from ..bases import Chebyshev
 from ..bases import tau as _tau
 from ..grids import Grid, wall_grid
 from ..model import Equation, InitialCondition, Param, WallVelocity, laminar_profile
+from ..model.velocity_vorticity import own_buffer
 
 DRIVES = ("flow-rate", "pressure")
 #: wall-normal mean of the laminar profile ``U = 1 - y^2``: the bulk velocity a flow-rate drive keeps
@@ -212,7 +213,7 @@ class Channel(Equation):
         u = self._velocity_parts(s)
         w = kmm.physical(kmm.vorticity_parts(u, s))
         H = kmm.lamb_parts(kmm.physical(u), w if self.dim == 3 else w[0])
-        return kmm.tendency(kmm.spectra(H), self._mean_force())
+        return own_buffer(kmm.tendency(kmm.spectra(H), self._mean_force()))
 
     # ----- diagnostics ---------------------------------------------------------------------------------
     def mean_profile(self, s: jax.Array) -> jax.Array:

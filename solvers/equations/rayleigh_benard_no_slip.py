@@ -11,6 +11,7 @@ from ..bases import Chebyshev
 from ..bases import tau as _tau
 from ..grids import Grid
 from ..model import WallVelocity
+from ..model.velocity_vorticity import own_buffer
 from .rayleigh_benard import K_CRITICAL_NO_SLIP, RayleighBenard
 
 
@@ -78,7 +79,7 @@ class RayleighBenardNoSlip(RayleighBenard):
         H[0] = H[0] + self.Ra * self.Pr * th
         c = kmm.spectra(H + [ui * th for ui in up] + up[:1])
         adv = kmm.divergence(c[d:2 * d])
-        return jnp.concatenate([kmm.tendency(c[:d]), (c[2 * d] - adv)[None]])
+        return own_buffer(jnp.concatenate([kmm.tendency(c[:d]), (c[2 * d] - adv)[None]]))
 
     # ----- diagnostics ---------------------------------------------------------------------------------
     def _phys_velocity(self, s: jax.Array) -> jax.Array:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax
+import jax.numpy as jnp
 
 from ..model.linear import implicit_part, linear_form
 from ..model.tree import State
@@ -160,10 +161,19 @@ class _Rows:
         if len([r for r in later if self.pending[r]]) < len(raw):
             for r in later:
                 if self.pending[r]:
-                    self.base[r], self.pending[r] = self._sum(r), []
+                    self.base[r], self.pending[r] = jax.tree.map(_own_buffer, self._sum(r)), []
             self._release()
 
     def _release(self) -> None:
         used = {j for p in self.pending.values() for j in p}
         self.nl = {j: x for j, x in self.nl.items() if j in used}
         self.li = {j: x for j, x in self.li.items() if any(self.im[r][j] for r in self.base)}
+
+
+def _own_buffer(x: jax.Array) -> jax.Array:
+    """``x`` unchanged (exactly, for finite values) in a buffer of its own. A running sum that XLA fused into the
+    sum that reads it would keep all its terms alive instead of itself; a division is never duplicated into a
+    consumer by XLA's fusion, so ``x / ((x - x) + 1)`` is computed once, where it is written."""
+    if jnp.iscomplexobj(x):
+        return jax.lax.complex(_own_buffer(x.real), _own_buffer(x.imag))
+    return x / ((x - x) + 1)

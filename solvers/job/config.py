@@ -88,6 +88,7 @@ class RunConfig:
     stats_every: int = 0
     stats_start: float = 0.0
     preset: str | None = None
+    applied_preset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -215,23 +216,32 @@ def with_preset(cfg: RunConfig) -> RunConfig:
     return apply_preset(cfg, spec, name)
 
 
-def apply_preset(cfg: RunConfig, spec: RunSpec, name: str) -> RunConfig:
-    """``cfg`` with its spec's preset ``cfg.preset`` filled in: every field still at its default takes the preset's
-    value, and the preset's parameters go under the ones ``cfg`` gives.
+def preset_values(spec: RunSpec, name: str, preset: str) -> dict:
+    """The :class:`RunConfig` settings of ``spec``'s preset ``preset`` (fields and ``params``).
 
     Raises:
       ConfigError: an unknown preset (naming the field ``preset`` and listing the known ones).
     """
-    if cfg.preset is None:
-        return cfg
-    if cfg.preset not in spec.presets:
+    if preset not in spec.presets:
         known = ", ".join(spec.presets) or "none"
-        raise ConfigError(f"preset: {name} has no preset {cfg.preset!r}; its presets: {known}", fields=("preset",))
-    values = {k: v for k, v in spec.presets[cfg.preset].items() if k != "relaminarization"}
+        raise ConfigError(f"preset: {name} has no preset {preset!r}; its presets: {known}", fields=("preset",))
+    return {k: v for k, v in spec.presets[preset].items() if k != "relaminarization"}
+
+
+def apply_preset(cfg: RunConfig, spec: RunSpec, name: str) -> RunConfig:
+    """``cfg`` with its preset filled in: every field still at its default takes the preset's value, the preset's
+    parameters go under the ones ``cfg`` gives, and ``preset`` becomes ``applied_preset`` (applied once). To keep a
+    field at its default value against a preset, build the configuration from :func:`preset_values` instead, as the
+    command line does.
+
+    Raises:
+      ConfigError: an unknown preset.
+    """
+    values = preset_values(spec, name, cfg.preset)
     params = {**values.pop("params", {}), **(cfg.params or {})}
     defaults = RunConfig()
     changes = {k: v for k, v in values.items() if getattr(cfg, k) == getattr(defaults, k)}
-    return dataclasses.replace(cfg, **changes, params=params)
+    return dataclasses.replace(cfg, **changes, params=params, preset=None, applied_preset=cfg.preset)
 
 
 def resolve(cfg: RunConfig) -> Resolved:

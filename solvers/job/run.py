@@ -148,7 +148,7 @@ def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict
     if cfg.stats_every:
         out["statistics"] = Statistics(res.out, every=cfg.stats_every, start=cfg.stats_start,
                                        derive=res.spec.statistics)
-    watch = res.spec.presets.get(cfg.preset, {}).get("relaminarization") if cfg.preset else None
+    watch = res.spec.presets.get(cfg.applied_preset, {}).get("relaminarization") if cfg.applied_preset else None
     if watch:
         out["relaminarization"] = RelaminarizationStop(**watch, every=cfg.diag_every)
     out["signals"] = StopOnSignal()  # SIGTERM/SIGINT: stop at the next segment, outputs finished

@@ -27,6 +27,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ..bases import Chebyshev, Fourier
 from ..bases import tau as _tau
@@ -141,7 +142,7 @@ class WallVelocity:
         own (:meth:`~solvers.Grid.backward`). One transform's work space at a time instead of one as large as all
         fields: XLA frees each transform's buffers before the next, where a batched transform holds them for all."""
         fn = self.grid.to_physical if padded else self.grid.backward
-        return [_materialized(fn, f) for f in fields]
+        return [own_buffer(fn(f)) for f in fields]
 
     def spectra(self, fields) -> list[jax.Array]:
         """Dealiased spectra of physical products (:meth:`~solvers.Grid.from_physical`), one transform at a
@@ -260,10 +261,19 @@ class WallVelocity:
         return jnp.max(rate)
 
 
-def _materialized(fn, x: jax.Array) -> jax.Array:
-    """``fn(x)`` in a buffer of its own."""
-    y = fn(x)
-    return y / ((y - y) + 1)
+def own_buffer(x: jax.Array) -> jax.Array:
+    """``x`` unchanged, in a buffer of its own: ``x / ((x - x) + 1)``, exactly ``x`` for finite values (parts of a
+    complex ``x`` apart).
+
+    The division is the point: XLA duplicates a cheap elementwise producer into every fusion that consumes it, so
+    without it the last, elementwise stage of a transform (or of the nonlinear term) is fused into each product
+    or stage sum that reads the field, and that stage's input (complex, on up to twice the points) stays alive
+    until the last of them has run, one per field. A division is "expensive" to XLA and never duplicated: the
+    field is computed once, into its own buffer, and the transform's buffers are freed at once.
+    """
+    if jnp.iscomplexobj(x):
+        return lax.complex(own_buffer(x.real), own_buffer(x.imag))
+    return x / ((x - x) + 1)
 
 
 def laminar_profile(n: int) -> np.ndarray:

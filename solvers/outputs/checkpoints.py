@@ -71,8 +71,13 @@ class Checkpoints:
                 names = []
             if names:
                 target["samples"] = {n: _targets(samples_like[n]) for n in names}
-        if meta.get("samples") and not names:
-            item = self._manager.item_metadata(step).state
+        if meta.get("samples") and not names:  # read and dropped: their shapes from the checkpoint's own metadata
+            reader = ocp.CheckpointManager(self.directory, item_handlers={
+                "state": ocp.StandardCheckpointHandler(), "meta": ocp.JsonCheckpointHandler()})
+            try:
+                item = reader.item_metadata(step).state
+            finally:
+                reader.close()
             target["samples"] = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype), item["samples"])
         out = self._manager.restore(step, args=ocp.args.Composite(
             state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
