@@ -1,0 +1,149 @@
+"""The benchmarks page's tables and plots, generated from ``benchmarks/results/**/*.json`` (and the PNG beside each).
+
+Every result file becomes a section with the date, the machine and the command that wrote it, its records as a
+table (nested fields flattened to ``a.b``; fields equal in every row shown once above the table) and its plot.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+#: the command that writes each result file (run from the repository root); GPU files come from benchmarks/gpu.sh
+COMMANDS = {
+    "fft.json": "python benchmarks/fft.py",
+    "fft_gpu.json": "python benchmarks/fft.py --platform auto --sizes 256 512 1024 --no-peer",
+    "fft_256/fft.json": "python benchmarks/fft.py --sizes 256 --no-backends --repeats 7 --out benchmarks/results/fft_256",
+    "gradients.json": "python benchmarks/gradients.py",
+    "gradients_gpu.json": "python benchmarks/gradients.py --platform auto --n 256 --steps 20 "
+                          "--policies none 1 10 10,2 --tag _gpu",
+    "navier_stokes.json": "python benchmarks/navier_stokes.py",
+    "navier_stokes_gpu.json": "python benchmarks/navier_stokes.py --platform auto --sizes 256 512 --tag _gpu",
+    "navier_stokes_gpu_1024.json": "XLA_PYTHON_CLIENT_MEM_FRACTION=.53 python benchmarks/navier_stokes.py "
+                                   "--platform auto --sizes 1024 --integrators lsrk4 --tag _gpu_1024",
+    "ns1024_gpu_run.json": "python -m solvers run navier-stokes --n 1024 --dtype float32 --t-end 1 --max-steps 5 "
+                           "(its run.json)",
+    "snapshots.json": "python benchmarks/snapshots.py",
+    "solver_step.json": "python benchmarks/solver_step.py --peer --driver",
+    "solver_step_gpu.json": "python benchmarks/solver_step.py --peer --driver --platform auto --n2d 1024 --n3d 256 "
+                            "--tag _gpu",
+    "solver_step_gpu_ab.json": "python benchmarks/solver_step.py --driver --platform auto (six runs, collected)",
+    "solver_step_gpu_final.json": "python benchmarks/solver_step.py --driver --platform auto --tag _gpu_final",
+    "walls.json": "python benchmarks/walls.py",
+    "profile_step_2d/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes-2d --n 256 "
+                                         "--out benchmarks/results/profile_step_2d",
+    "profile_step_3d/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes --n 64 "
+                                         "--out benchmarks/results/profile_step_3d",
+    "profile_step_3d_scalar/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes --n 64 "
+                                                "--out benchmarks/results/profile_step_3d_scalar",
+}
+MAX_COLUMNS = 12
+
+
+def _flat(record, prefix="") -> dict:
+    out = {}
+    if isinstance(record, dict):
+        for k, v in record.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+    elif isinstance(record, list) and all(not isinstance(v, (dict, list)) for v in record) and len(record) <= 6:
+        out[prefix[:-1]] = ", ".join(_fmt(v) for v in record)
+    elif isinstance(record, list):
+        out[prefix[:-1]] = f"({len(record)} entries)"
+    else:
+        out[prefix[:-1]] = record
+    return out
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "" if v is None else str(v)
+
+
+def _meta(data: dict) -> dict:
+    for key in ("meta", "machine"):
+        if isinstance(data.get(key), dict):
+            return data[key]
+    return data
+
+
+def _records(data: dict) -> list[dict]:
+    """The rows of a result: its list of records, or one row per entry of its dicts of records."""
+    for key in ("rows", "results", "runs"):
+        if isinstance(data.get(key), list):
+            return [_flat(r) for r in data[key]]
+    rows = []
+    for key, value in data.items():
+        if key in ("meta", "machine", "summary") or not isinstance(value, dict):
+            continue
+        if all(isinstance(v, dict) for v in value.values()):
+            rows += [{"part": f"{key} {sub}", **_flat(v)} for sub, v in value.items()]
+        else:
+            rows.append({"part": key, **_flat(value)})
+    return rows
+
+
+def _machine(meta: dict) -> str:
+    parts = []
+    for key in ("machine", "device_kind", "device", "platform"):
+        if isinstance(meta.get(key), str) and meta[key] not in parts:
+            parts.append(meta[key])
+    for key, label in (("cpu_count", "cores"), ("cpus", "cores"), ("devices", "devices")):
+        if isinstance(meta.get(key), int):
+            parts.append(f"{meta[key]} {label}")
+    if meta.get("jax"):
+        parts.append(f"jax {meta['jax']}")
+    for key in ("load_average_1min", "load_average_1min_start_end", "load_avg"):
+        if key in meta:
+            parts.append(f"load average {_fmt(meta[key]) if not isinstance(meta[key], list) else ', '.join(_fmt(x) for x in meta[key][:3])}")
+    return "; ".join(parts) or "not recorded"
+
+
+def _table(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    same = [c for c in columns if len(rows) > 1 and len({_fmt(r.get(c)) for r in rows}) == 1]
+    varying = [c for c in columns if c not in same] or columns
+    shown, rest = varying[:MAX_COLUMNS], varying[MAX_COLUMNS:]
+    lines = []
+    if same:
+        lines += ["Every row: " + "; ".join(f"`{c}` = {_fmt(rows[0].get(c))}" for c in same[:12]) +
+                  (" (more in the file)" if len(same) > 12 else ""), ""]
+    lines += ["| " + " | ".join(f"`{c}`" for c in shown) + " |", "|" + "---|" * len(shown)]
+    for r in rows:
+        lines.append("| " + " | ".join(_fmt(r.get(c)).replace("|", "/") for c in shown) + " |")
+    if rest:
+        lines += ["", f"Further fields in the file: {', '.join(f'`{c}`' for c in rest[:20])}"
+                  + (" ..." if len(rest) > 20 else "") + "."]
+    return lines + [""]
+
+
+def write(out: Path, results: Path) -> None:
+    """``out/benchmarks.md`` (included by ``docs/benchmarks.md``) and the plots beside it."""
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for path in sorted(results.rglob("*.json")):
+        rel = path.relative_to(results).as_posix()
+        data = json.loads(path.read_text())
+        meta = _meta(data)
+        date = meta.get("date") or meta.get("started_utc") or (data.get("runs") or [{}])[0].get("started_utc") \
+            or "not recorded"
+        lines += [f"## `{rel}`", "", f"- **Date**: {date}", f"- **Machine**: {_machine(meta)}",
+                  f"- **Command**: `{COMMANDS.get(rel, 'not recorded')}`", ""]
+        for key in ("what", "note", "memory_note"):
+            if isinstance(meta.get(key), str):
+                lines += [f"*{meta[key]}*", ""]
+        lines += _table(_records(data))
+        png = path.with_suffix(".png")
+        if png.exists():
+            name = rel.replace("/", "_")[:-5] + ".png"
+            target = out / name
+            if not target.exists() or target.read_bytes() != png.read_bytes():
+                shutil.copyfile(png, target)
+            lines += [f"![{rel}](_generated/{name})", ""]
+    text = "\n".join(lines) + "\n"
+    page = out / "benchmarks.md"
+    if not page.exists() or page.read_text() != text:
+        page.write_text(text)
