@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
-
 import jax
 
 from ._helpers import _sharded, rmul
-
-if TYPE_CHECKING:
-    from .grid import Grid
 
 
 class Dealiasing:
     """Mixin of :class:`~solvers.Grid`: which modes the dealiasing rule keeps, and moving spectra between grids."""
 
-    def resize(self, c: jax.Array, other: Grid) -> jax.Array:
+    def resize(self, c: jax.Array, other: Dealiasing) -> jax.Array:
         """Coefficients ``c`` of this grid as coefficients of ``other`` (same bases, other sizes): zero-padded or
         truncated per axis, landing on ``other``'s spectral sharding."""
         batch = c.ndim - self.ndim
