@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+
 import jax
 
 from ._helpers import _sharded, rmul
