@@ -2,7 +2,7 @@
 
 The pages generated from the code (API reference), the notebooks (tutorials), ``examples/`` (gallery) and
 ``benchmarks/results`` (benchmarks page) are written by the local extension ``_ext/xfft_docs.py`` when the build
-starts; the notebooks are executed once per source version (``_ext/notebooks.py``).
+starts; the notebooks are executed once per source version (``_ext/tutorials.py``).
 """
 
 import os
@@ -16,12 +16,12 @@ sys.path[:0] = [str(ROOT), str(DOCS / "_ext")]
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import xfft  # noqa: E402
+from importlib.metadata import version as _version  # noqa: E402
 
 project = "xfft"
 author = "the xfft authors"
 copyright = "the xfft authors, Apache-2.0"
-release = xfft.__version__
+release = _version("xfft")
 version = ".".join(release.split(".")[:2])
 
 extensions = [
@@ -33,7 +33,8 @@ extensions = [
     "xfft_docs",
 ]
 
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**/.ipynb_checkpoints", "_ext", "_generated", "render_snapshots.py"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**/.ipynb_checkpoints", "_ext", "_generated",
+                    "render_snapshots.py"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".rst": "restructuredtext"}
 root_doc = "index"
 
@@ -56,7 +57,7 @@ autodoc_default_options = {"members": False}
 add_module_names = False
 python_display_short_literal_types = True
 
-# MyST and notebooks: the notebooks arrive executed (see _ext/notebooks.py); the build itself executes nothing.
+# MyST and notebooks: the notebooks arrive executed (see _ext/tutorials.py); the build itself executes nothing.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 nb_execution_mode = "off"

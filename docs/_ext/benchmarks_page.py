@@ -14,7 +14,8 @@ from pathlib import Path
 COMMANDS = {
     "fft.json": "python benchmarks/fft.py",
     "fft_gpu.json": "python benchmarks/fft.py --platform auto --sizes 256 512 1024 --no-peer",
-    "fft_256/fft.json": "python benchmarks/fft.py --sizes 256 --no-backends --repeats 7 --out benchmarks/results/fft_256",
+    "fft_256/fft.json": "python benchmarks/fft.py --sizes 256 --no-backends --repeats 7 "
+                        "--out benchmarks/results/fft_256",
     "gradients.json": "python benchmarks/gradients.py",
     "gradients_gpu.json": "python benchmarks/gradients.py --platform auto --n 256 --steps 20 "
                           "--policies none 1 10 10,2 --tag _gpu",
@@ -96,7 +97,9 @@ def _machine(meta: dict) -> str:
         parts.append(f"jax {meta['jax']}")
     for key in ("load_average_1min", "load_average_1min_start_end", "load_avg"):
         if key in meta:
-            parts.append(f"load average {_fmt(meta[key]) if not isinstance(meta[key], list) else ', '.join(_fmt(x) for x in meta[key][:3])}")
+            value = meta[key]
+            shown = ", ".join(_fmt(x) for x in value[:3]) if isinstance(value, list) else _fmt(value)
+            parts.append(f"load average {shown}")
     return "; ".join(parts) or "not recorded"
 
 

@@ -4,7 +4,7 @@ When the build starts it writes (into git-ignored folders of ``docs/``):
 
 - ``api/generated/MODULE.rst``: one reference page per public module (:mod:`public_api`), with every public name
   documented by autodoc on the page of the most specific module that exports it, and a table of the rest;
-- ``tutorials/generated/NN_name.ipynb``: the notebooks with their outputs (:mod:`notebooks`);
+- ``tutorials/generated/NN_name.ipynb``: the notebooks with their outputs (:mod:`tutorials`);
 - ``examples/generated/NAME.md``: one gallery page per ``examples/NAME.py``;
 - ``_generated/benchmarks.md``: the benchmarks page's tables and plots, from ``benchmarks/results/*.json``.
 
@@ -20,13 +20,12 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from sphinx.application import Sphinx
-from sphinx.util import logging
-
 import benchmarks_page
 import examples_page
-import notebooks
 import public_api
+import tutorials
+from sphinx.application import Sphinx
+from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 DOCS = Path(__file__).resolve().parents[1]
@@ -155,7 +154,7 @@ def builder_inited(app: Sphinx) -> None:
     check_docstrings(app)
     examples_page.write(DOCS / "examples" / "generated", ROOT / "examples")
     benchmarks_page.write(DOCS / "_generated", ROOT / "benchmarks" / "results")
-    notebooks.write(DOCS / "tutorials" / "generated", ROOT / "notebooks")
+    tutorials.write(DOCS / "tutorials" / "generated", ROOT / "notebooks")
 
 
 def foreign_docstring(app, what, name, obj, options, lines) -> None:
