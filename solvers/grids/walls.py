@@ -72,4 +72,9 @@ def wall_grid(shape: Sequence[int], mesh: Mesh | None = None, *, walls: tuple[fl
     except ValueError as e:
         raise ValueError(f"wall_grid: shape {shape}: {e}") from None
     names = ("y", "x", "z")[:len(shape)] if axis_names is None else axis_names
-    return Grid([wall, *periodic], mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=names)
+    try:
+        return Grid([wall, *periodic], mesh, dtype=dtype, dealias=dealias, backend=backend, axis_names=names)
+    except ValueError as e:
+        if "unsharded" in str(e) or "cannot be split" in str(e):
+            raise ValueError(f"wall_grid: shape/mesh: {e}") from None
+        raise
