@@ -8,8 +8,8 @@ deadline), so a later block may use what an earlier one defined. Nothing in a bl
 - a block whose first line is ``# NAME.py`` is that file: it is saved as ``NAME.py`` (the blocks after it and the
   command lines import it) instead of being run in the session;
 - a page whose blocks read a run directory (``"runs/NAME"``) that they do not write themselves (``out="runs/NAME"``)
-  and that a ``solvers run ... --out runs/NAME`` command of the page writes gets that command run first, with every
-  ``--n`` size capped at 16 points (and ``--no-progress --no-plots``).
+  and that a ``solvers run ... --out runs/NAME`` command of the page writes gets that command run first, small:
+  a grid of more than 16^3 points with every ``--n`` size capped at 16 (and ``--no-progress --no-plots``).
 
 Commands: every ``python -m solvers run`` line of the pages' ``bash`` blocks (``srun``/``xfft.launch`` prefixes
 dropped) passes every check a run makes before computing (``--dry-run``, in this process); a GPU-sized command is
@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,14 +104,16 @@ COMMANDS = commands(BLOCKS)
 
 
 def _small(argv: list[str]) -> list[str]:
-    out, sizes = [], False
-    for a in argv:
-        if a.startswith("-"):
-            sizes = a == "--n"
-        elif sizes:
-            a = str(min(int(a), SMALL_N))
-        out.append(a)
-    return out + ["--no-progress", "--no-plots"]
+    """``argv`` with its ``--n`` sizes capped at :data:`SMALL_N` where its grid has more than ``SMALL_N ** 3``
+    points (a small grid runs as written), no progress bar and no plots."""
+    i = argv.index("--n") if "--n" in argv else len(argv)
+    j = i + 1
+    while j < len(argv) and not argv[j].startswith("-"):
+        j += 1
+    sizes = [int(a) for a in argv[i + 1:j]]
+    if sizes and int(np.prod(sizes)) > SMALL_N ** 3:
+        sizes = [min(n, SMALL_N) for n in sizes]
+    return argv[:i + 1] + [str(n) for n in sizes] + argv[j:] + ["--no-progress", "--no-plots"]
 
 
 def _env() -> dict[str, str]:
