@@ -1,16 +1,45 @@
-"""The examples gallery: one page per ``examples/NAME.py`` (its docstring, how to run it, its options, its code)."""
+"""The examples gallery: one page per ``examples/NAME.py``: its docstring, how to run it, what it prints and a picture
+of its final state (from a run with its defaults, ``example_run.py``, in a process of its own, repeated only when
+the example changes), its options and its code."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import importlib.util
 import io
+import os
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-#: a picture for an example, where the docs have one that shows what it computes (path relative to docs/)
-PICTURES: dict[str, tuple[str, str]] = {}
+CACHE = Path(__file__).resolve().parents[1] / "_build" / "examples"
+RUNNER = Path(__file__).resolve().parent / "example_run.py"
+
+
+def run(path: Path, out: Path) -> str:
+    """What ``python examples/NAME.py`` prints; its picture as ``out/NAME.png``. Raises ``RuntimeError`` naming
+    the example when it fails."""
+    key = hashlib.sha256(path.read_bytes() + RUNNER.read_bytes()).hexdigest()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    png, txt, stamp = (CACHE / f"{path.stem}{ext}" for ext in (".png", ".txt", ".sha256"))
+    if not (stamp.exists() and stamp.read_text() == key and png.exists() and txt.exists()):
+        env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
+                   MPLBACKEND="Agg")
+        env.pop("JAX_ENABLE_X64", None)
+        done = subprocess.run([sys.executable, str(RUNNER), str(path), str(png)], capture_output=True, text=True,
+                              env=env, cwd=CACHE, timeout=900)
+        if done.returncode != 0:
+            raise RuntimeError(f"examples/{path.name} failed: {done.stderr[-3000:]}")
+        txt.write_text(done.stdout)
+        stamp.write_text(key)
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / png.name).exists() or (out / png.name).read_bytes() != png.read_bytes():
+        shutil.copyfile(png, out / png.name)
+    return txt.read_text()
 
 
 def _help(path: Path) -> str:
@@ -27,18 +56,20 @@ def _help(path: Path) -> str:
     return buf.getvalue()
 
 
-def _page(path: Path) -> str:
+def _page(path: Path, printed: str) -> str:
     doc = ast.get_docstring(ast.parse(path.read_text())) or ""
     title, _, body = doc.partition("\n\n")  # the first paragraph is the title
     title = " ".join(title.split())
+    body = re.sub(r"(?<!:):\n\n(?=    \S)", "::\n\n", body)  # an indented block after "...:" keeps its lines
     usage = _help(path)
     lines = [f".. _example-{path.stem}:", "", f"``{path.name}``", "=" * (len(path.name) + 4), "",
              f"**{title.strip()}**", "", body.strip(), ""]
-    if path.stem in PICTURES:
-        image, caption = PICTURES[path.stem]
-        lines += [f".. figure:: /{image}", "   :width: 80%", "", f"   {caption}", ""]
     lines += ["Run it", "------", "", ".. code-block:: bash", "", f"   python examples/{path.name}", "",
-              ".. code-block:: text", ""]
+              "prints (with its defaults, on 8 CPU devices):", "", ".. code-block:: text", ""]
+    lines += ["   " + line if line else "" for line in printed.rstrip().splitlines()]
+    lines += ["", f".. figure:: {path.stem}.png", "   :width: 90%", "",
+              "   The final state of that run, on the grid's points.", "",
+              "Its options (``--help``):", "", ".. code-block:: text", ""]
     lines += ["   " + line if line else "" for line in usage.rstrip().splitlines()]
     lines += ["", "The code", "--------", "", f".. literalinclude:: ../../../examples/{path.name}",
               "   :language: python", "   :linenos:", ""]
@@ -46,11 +77,11 @@ def _page(path: Path) -> str:
 
 
 def write(out: Path, examples: Path) -> None:
-    """``out/NAME.rst`` for every example and ``out/index.rst`` with their list."""
+    """``out/NAME.rst`` and its picture for every example (``docs/examples/index.md`` lists them)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = sorted(examples.glob("*.py"))
     for path in paths:
-        _update(out / f"{path.stem}.rst", _page(path))
+        _update(out / f"{path.stem}.rst", _page(path, run(path, out)))
     for stale in out.glob("*.rst"):
         if stale.stem != "index" and not (examples / f"{stale.stem}.py").exists():
             stale.unlink()
