@@ -1,5 +1,6 @@
-"""Double-diffusive convection (salt fingers) between no-slip plates: an equation solvers does not ship, written from
-its public parts.
+"""Double-diffusive convection (salt fingers) between no-slip plates, from solvers' public parts.
+
+solvers does not ship this equation: it is written here as a user would write their own.
 
 Heat and salt diffuse at different rates (``tau = kappa_S / kappa_T < 1``). In units of the depth, the thermal
 diffusion time and the temperature and salinity differences across the layer (``T = 1 - z + theta``,

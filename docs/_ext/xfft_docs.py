@@ -34,24 +34,13 @@ ROOT = DOCS.parent
 
 #: public names whose docstring is still to be written in the package: the build reports each (not as a
 #: failure) until it is removed from here. Remove an entry when its docstring lands; keep this empty.
-PENDING_DOCSTRINGS: set[str] = {
-    "solvers.bases.DEALIAS",  # solvers/bases/_base.py:13 (a #: comment)
-    "solvers.integrators.INTEGRATORS",  # solvers/integrators/__init__.py:15 (a #: comment)
-    "solvers.outputs.read_csv", "solvers.outputs.write_json",  # solvers/outputs/csv.py:53, 58
-    "solvers.diagnostics.cfl_number",  # solvers/diagnostics.py:66
-}
+PENDING_DOCSTRINGS: set[str] = set()
 #: cross-references in the package's docstrings that point to nothing, shown as text (not failing the build)
 #: until the docstring is fixed; remove each entry when it is. Keep this empty.
 PENDING_REFERENCES: set[str] = {
-    "solvers.bases._tau",  # solvers/bases/chebyshev.py:35
-    "solvers.bases.Grid",  # solvers/bases/fourier.py:115
     "solvers.model.ImplicitLinear",  # solvers/equations/channel.py:94, solvers/model/equation.py:32
-    "solvers.model.DiagonalLinear",  # solvers/model/equation.py:29
-    "solvers.model.FusedRate",  # solvers/model/equation.py:36
-    "solvers.equations._velocity.VelocityEquation.lamb_hat",  # solvers/equations/navier_stokes.py:21
     "solvers.equations._kmm.WallVelocity",  # solvers/equations/rayleigh_benard_no_slip.py:20
     "solvers.Equation.",  # solvers/integrators/imex.py:45 (a role split over two lines)
-    "solvers.equations.poisson_chebyshev.",  # solvers/steady/poisson_walls.py:43 (a role split over two lines)
 }
 
 _TITLES = {

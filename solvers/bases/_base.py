@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+#: the dealiasing rules of a grid: "2/3" (truncation), "3/2" (products on zero-padded points), "none"
 DEALIAS = ("2/3", "3/2", "none")
 
 

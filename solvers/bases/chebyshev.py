@@ -32,7 +32,7 @@ class Chebyshev(Basis):
     A field is ``f(x) = sum_k c_k T_k(y)``; the transform is a DCT-I along the axis (the sharded
     :func:`xfft.xr2rn` kind ``"dct1"``) and a diagonal scaling. Boundary conditions are not built into the basis:
     they are imposed by the equation's implicit solves with the **tau method** (the two highest coefficients of
-    each second-order equation are replaced by the boundary conditions; see :mod:`solvers.bases._tau`), which
+    each second-order equation are replaced by the boundary conditions; see :mod:`solvers.bases.tau`), which
     keeps every field in the one basis, its transform fast and each solve banded (quasi-tridiagonal, O(n)).
     Derivatives are recurrences on the coefficients (:meth:`derivative`), so the axis must be unsharded in
     spectral space. Dealiasing: none under the 2/3 rule of the periodic axes, or products on ``3 (n - 1) / 2 + 2``

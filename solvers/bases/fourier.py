@@ -112,7 +112,7 @@ class RealFourier(Fourier):
 
     ``nyquist=False`` (an even ``n``): the ``n // 2`` coefficients ``m = 0 .. n/2 - 1``, without the Nyquist one
     (``xfft.xrfftn(..., drop_nyquist=True)``). A dealiased field has none, so it loses nothing, and on a 2D slab
-    each transform then takes one all-to-all instead of two; :class:`~solvers.bases.Grid` picks it for dealiased 2D
+    each transform then takes one all-to-all instead of two; :class:`~solvers.Grid` picks it for dealiased 2D
     grids of real fields.
     """
 

@@ -36,16 +36,26 @@ def _integer(low: int, high: int | None = None):
     return parse
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a flag's default unless its help states it already or it has none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
 def parser() -> argparse.ArgumentParser:
     """The parser of `python -m solvers list` and `python -m solvers run ...`."""
     p = _Parser(prog=PROG, description="Spectral PDE solvers on sharded JAX meshes.")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="print the equations, initial conditions and integrators on offer")
-    r = sub.add_parser("run", help="run a simulation", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    r = sub.add_parser("run", help="run a simulation", formatter_class=_Help,
                        epilog="Example: python -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 "
                               "--t-end 2 --out runs/tgv")
-    r.add_argument("equation", help="equation name (see `list`), or MODULE:CLASS for your own Equation subclass "
-                                    "(MODULE importable from the current directory)")
+    r.add_argument("equation", help="equation name (see `list`), or MODULE:NAME for your own Equation subclass or "
+                                    "RunSpec (MODULE importable from the current directory)")
     r.add_argument("--ic", default=None, help="initial condition (see `list`; default: the equation's first)")
     r.add_argument("--n", type=int, nargs="+", default=None, metavar="N",
                    help=N_HELP + " (default: 64, or the preset's)")

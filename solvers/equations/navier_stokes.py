@@ -18,7 +18,7 @@ class NavierStokes(VelocityEquation):
     ``omega`` go to physical space one at a time and ``u x omega`` comes back one component at a time (9 scalar
     3D transforms per nonlinear evaluation, ordered so that few full fields are alive), except on small blocks
     of several devices, where two batched transforms take fewer exchanges (see
-    :meth:`~solvers.equations._velocity.VelocityEquation.lamb_hat`). Products are dealiased by the grid's rule
+    :meth:`~solvers.VelocityEquation.lamb_hat`). Products are dealiased by the grid's rule
     (2/3 truncation or 3/2 padding).
 
     Args:
@@ -57,7 +57,7 @@ class NavierStokes(VelocityEquation):
         return self._nonlinear(u_hat, False)
 
     def nonlinear_and_rate(self, u_hat: jax.Array, t: jax.Array, reduce=None) -> tuple[jax.Array, jax.Array | None]:
-        """The nonlinear term and the CFL rate from the physical velocity it holds (:class:`~solvers.model.FusedRate`;
+        """The nonlinear term and the CFL rate from the physical velocity it holds (:class:`~solvers.FusedRate`;
         the rate is None with 3/2 padding, whose products are formed on other points)."""
         if self.grid.dealias_rule == "3/2":
             return self._nonlinear(u_hat, False), None

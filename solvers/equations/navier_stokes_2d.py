@@ -55,8 +55,8 @@ class NavierStokes2D(Equation):
       exact, so they agree to rounding (with ``"none"`` they alias differently). The reduction differentiates
       the products' rounding twice (``k^2`` up to the dealiasing cutoff): on a turbulent 512^2 state it is
       within 5e-14 (rms, relative) of the alias-free term in float64, against 2e-15 for the advective form,
-      but 3e-5 against 1e-6 in float32, which is why float32 keeps the advective form. Measured 2026-11-25:
-      the float64 ETDRK4 step on one device at 256^2 takes 0.78 of the advective form's time.
+      but 3e-5 against 1e-6 in float32, which is why float32 keeps the advective form. The
+      float64 ETDRK4 step on one device at 256^2 takes 0.78 of the advective form's time.
 
     Kolmogorov forcing ``f = F sin(k_f y) x_hat`` enters as ``f_omega = -F k_f cos(k_f y)``; its laminar state
     ``omega = -F k_f / (nu k_f^2 + mu) cos(k_f y)`` is an exact steady solution.
@@ -131,7 +131,7 @@ class NavierStokes2D(Equation):
 
     def nonlinear_and_rate(self, w_hat: jax.Array, t: jax.Array, reduce=None):
         """The nonlinear term and the CFL rate of the physical velocity it already holds
-        (:class:`~solvers.model.FusedRate`; the rate is None with 3/2 padding)."""
+        (:class:`~solvers.FusedRate`; the rate is None with 3/2 padding)."""
         if self.grid.dealias_rule == "3/2":
             return self._nonlinear(w_hat, None, rate=False), None
         return self._nonlinear(w_hat, reduce, rate=True)

@@ -1,8 +1,8 @@
 """Grid: a tensor product of one-dimensional bases on a device mesh, with its shardings, transforms and means.
 
 Every equation works on a grid: the periodic box (:class:`~solvers.SpectralGrid`, Fourier bases), walls with
-sine/cosine series, a Chebyshev wall-normal axis, complex fields (Schroedinger). The grid owns what used to be
-copied between them: the real and spectral shardings (from :mod:`xfft`'s planner), coordinates, one planned
+sine/cosine series, a Chebyshev wall-normal axis, complex fields (Schroedinger). The grid owns what they
+share: the real and spectral shardings (from :mod:`xfft`'s planner), coordinates, one planned
 transform per field group (all axes in one :func:`xfft.xr2rn`/:func:`xfft.xrfftn` call), dealiasing (2/3
 truncation or products on the 3/2-padded grid, every axis), Parseval and quadrature means, derivatives and the
 geometry that outputs describe.
@@ -146,7 +146,7 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
         On a 2D slab the ``n // 2 + 1`` coefficients of the half axis rarely split over the devices: xfft pads
         them in transit and moves the mesh axes back, two all-to-alls per transform. ``n // 2`` coefficients
         split (``xfft.xrfftn(..., drop_nyquist=True)``): one all-to-all, the bare 2D Navier-Stokes step 1.76x faster
-        at 256^2 on 8 CPU devices (2026-11-25). It is done on every mesh, one device included, so that a run's
+        at 256^2 on 8 CPU devices. It is done on every mesh, one device included, so that a run's
         state has one shape whatever the mesh; in 3D the mesh axes never come back to the half axis, and the
         grid keeps the Nyquist coefficient."""
         if self.ndim != 2 or self.shape[-1] % 2 or any(k not in _FFT_KINDS for k in self.kinds):
@@ -233,7 +233,7 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
         On an Explicit mesh ``s`` is ``sharding``, which makes the sharding part of the result's type, so it stays
         sharded inside a caller's ``jit`` too (a ``jit``'s ``out_shardings`` alone types it replicated there and
         every device builds the global array: the memory check's compile of the random-isotropic initial
-        condition held 413 bytes per point at 32^3, found 2026-11-24). On an Auto mesh ``s`` is None."""
+        condition held 413 bytes per point at 32^3). On an Auto mesh ``s`` is None."""
         return jax.jit(lambda: make(sharding if self.explicit else None), out_shardings=sharding)()
 
     # ----- transforms ------------------------------------------------------------------------------
@@ -325,12 +325,12 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
 
         - None: where the transform carries it (:meth:`carries_max`), the maximum travels in the transform's
           own all-to-alls, so a CFL-controlled step makes no collective beyond its transforms (a separate maximum
-          across devices cost 4-6% of a Navier-Stokes step at 32^3 on 8 CPU devices, 2026-11-24); elsewhere one
+          across devices cost 4-6% of a Navier-Stokes step at 32^3 on 8 CPU devices); elsewhere one
           ``jnp.max``.
-        - a :class:`~solvers._gated_max.GatedMax` (what the driver's stage loop passes: the maximum in a step's
+        - a :class:`~solvers.grids.GatedMax` (what the driver's stage loop passes: the maximum in a step's
           first stage only, 0 in the others): carried as above, in that stage only (``max_if``; each carrying
           exchange sits in a ``lax.cond`` beside its plain twin). Carried in every stage, the 2D step at 256^2
-          took 3% longer than with an all-reduce in the first stage (2026-11-25).
+          took 3% longer than with an all-reduce in the first stage.
         - any other callable: ``reduce(field)``, taken as it is, nothing carried (``jnp.max`` where only the
           maximum is wanted: XLA then drops the transform of ``f``, which nothing uses).
 

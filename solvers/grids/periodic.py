@@ -102,7 +102,7 @@ class SpectralGrid(Grid):
     @property
     def k_full(self) -> tuple[jax.Array, ...]:
         """Angular wavenumbers (sparse, broadcastable, sharded like the spectrum), Nyquist included (where the
-        spectrum holds it: :attr:`~solvers.bases.Grid.nyquist`)."""
+        spectrum holds it: :attr:`~solvers.Grid.nyquist`)."""
         return xfft.wavenumbers(self._real, self.shape, real=not self.complex_fields, box_length=self.box_length,
                                 dtype=self.dtype, order=self.order, drop_nyquist=not self.nyquist)
 

@@ -2,7 +2,7 @@
 
 JAX shards arrays evenly, so ``30^3`` on 8 devices fits no layout (:mod:`xfft` pads only in transit). A periodic
 grid of ``n`` modes is then stored on ``p > n`` points (:class:`~solvers.SpectralGrid`'s ``points``): dealiased
-products are exact on either, so the run is the ``n``-point run (issue 16: ``--n 30`` on 8 devices).
+products are exact on either, so the run is the ``n``-point run (``--n 30`` on 8 devices).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Reductions over the devices fused into one collective: what the diagnostics row uses.
 
 XLA combines a program's independent sums into one all-reduce of several buffers, and XLA:CPU runs such an
-all-reduce as one rendezvous of every device thread per buffer. Measured on 8 CPU devices of a 2-core machine
-(2026-11-25), in a compiled loop: six scalar sums in one all-reduce took 1.16 ms, one sum of a 6-vector 0.18 ms.
+all-reduce as one rendezvous of every device thread per buffer. On 8 CPU devices of a 2-core machine, in a
+compiled loop: six scalar sums in one all-reduce took 1.16 ms, one sum of a 6-vector 0.18 ms.
 The 2D Navier-Stokes row (five sums and a spectrum: six buffers) cost 2.4 ms inside the step program, more than
 half a 4.2 ms step at 256^2, so rows every 10 steps added 6% to the main job.
 

@@ -12,6 +12,8 @@ from .rk4 import RK4 as RK4
 from .split_step import ImaginaryTimeSplitStep as ImaginaryTimeSplitStep
 from .split_step import SplitStep as SplitStep
 
+#: the integrators by name (``"rk4"``, ``"lsrk4"``, ``"etdrk4"``, ``"ifrk4"``, ``"imex"``, ``"split-step"``,
+#: ``"split-step-imaginary"``): what ``integrator=`` and ``--integrator`` take
 INTEGRATORS: dict[str, type[Integrator]] = {c.name: c for c in (RK4, LSRK4, ETDRK4, IFRK4, IMEX)}
 INTEGRATORS.update({c.name: c for c in (SplitStep, ImaginaryTimeSplitStep)})
 

@@ -75,7 +75,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     def first_evaluation(self, state: State, t: jax.Array, rate: bool) -> tuple[State | None, jax.Array | None]:
         """The part of a step that does not depend on ``dt``: the nonlinear term at ``state`` (None for schemes
         whose first evaluation needs ``dt``), and, if ``rate``, the equation's advective rate of ``state`` (from
-        the same physical fields where the equation provides ``nonlinear_and_rate``, :class:`~solvers.model.FusedRate`).
+        the same physical fields where the equation provides ``nonlinear_and_rate``, :class:`~solvers.FusedRate`).
 
         The driver chooses ``dt`` from that rate and then calls :meth:`finish`, so the CFL rate costs no transform
         of its own."""
@@ -150,7 +150,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 
     def fuses_rate(self, state: State, t: jax.Array) -> bool:
         """Whether the equation computes its CFL rate from its nonlinear term's physical fields
-        (:class:`~solvers.model.FusedRate` with a rate, not None, for this state; decided once, by shapes)."""
+        (:class:`~solvers.FusedRate` with a rate, not None, for this state; decided once, by shapes)."""
         if self._fused is None:
             eq = self.equation
             self._fused = isinstance(eq, FusedRate) and jax.eval_shape(
@@ -160,7 +160,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     def stage_rhs_and_rate(self, lin: State, y: State, t: jax.Array, rate: jax.Array | None,
                            reduce: Callable | None = None) -> tuple[State, jax.Array | None]:
         """:meth:`stage_rhs` and the advective rate of ``y``: from the nonlinear term's own physical fields where
-        the equation fuses them (:meth:`fuses_rate`; ``reduce`` as in :class:`~solvers.model.FusedRate`), else
+        the equation fuses them (:meth:`fuses_rate`; ``reduce`` as in :class:`~solvers.FusedRate`), else
         ``rate`` (computed once before the stage loop)."""
         if rate is None or not self.fuses_rate(y, t):
             return self.stage_rhs(lin, y, t), rate
@@ -177,7 +177,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     def fixed_step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients = ()) -> State:
         """:meth:`step` of a scheme whose :meth:`controlled_step` runs :meth:`stage_loop`: the same loop with
         ``dt`` given (a static trip count), so the bare step and the driver's step are one implementation.
-        (Measured 2026-11-24, 8 CPU devices, float32: the same answers to the last bit and the same bytes per
+        (On 8 CPU devices, float32: the same answers to the last bit and the same bytes per
         point as the separate ``fori_loop`` over the stages it replaces; 10.2 against 8.2 ms per RK4 step at
         256^2 in 2D, and the same time within 2% for LSRK4 at 32^3 in 3D.)"""
         return self.controlled_step(state, t, coeffs, lambda r: (dt, True, ()), rate=False, synced=False)[0]
@@ -193,7 +193,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         the stages, so the register updates stay in place (a first stage taken out of the loop kept one more state
         alive). Where the equation fuses the CFL rate into its nonlinear term, the rate's reduction (a maximum across
         devices) sits in a ``lax.cond`` taken in the first stage only, passed to the equation as ``reduce``
-        (:class:`~solvers._gated_max.GatedMax`; a grid that carries the maximum in its forward all-to-all carries it in
+        (:class:`~solvers.grids.GatedMax`; a grid that carries the maximum in its forward all-to-all carries it in
         the first stage only): the nonlinear term itself is traced once, outside any branch. (With the whole nonlinear
         term inside the ``cond``, traced once in each branch, the CFL loop took 1.10x the fixed-dt loop at 256^2 in 2D
         and 1.02x with the reduction alone in it; see the README.) Where ``choose`` says ``go`` is True before anything
@@ -203,8 +203,8 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         On a GPU (:func:`host_control_flow`) each ``lax.cond`` and each turn of a ``lax.while_loop`` costs a round
         trip to the host, so there the loop has the static trip count always (every stage runs; where ``go`` is
         False ``update`` keeps the result) and every stage takes the maximum (only the first stage's is used): no
-        branch at all. (Measured 2026-11-26 on an H200: the main job's 2D step at 256^2 took
-        1.42x the bare step with the branches, see the README.)
+        branch at all. (On an H200 the main job's 2D step at 256^2 took 1.42x the bare step with
+        the branches; the benchmarks page has the measurements.)
         """
         lin = self.equation.linear()
         stages = offsets.shape[0]

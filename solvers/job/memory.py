@@ -22,8 +22,8 @@ import jax
 #: grid points of the probe: 32^3 in 3D, 192^2 in 2D (axes already smaller are kept)
 PROBE_POINTS = 32 ** 3
 #: margin of an estimate scaled from the probe: XLA's buffer assignment depends on the grid's size, so the same
-#: program can hold more per point at full size than at the probe's. Measured (jax 0.10.2, 8 CPU devices,
-#: 2026-11-25) at the sizes where memory binds (2D 768^2-4096^2, 3D 128^3-256^3; the step programs of
+#: program can hold more per point at full size than at the probe's. Measured with jax 0.10.2 on 8 CPU devices
+#: at the sizes where memory binds (2D 768^2-4096^2, 3D 128^3-256^3; the step programs of
 #: navier-stokes(-2d), LSRK4/RK4/ETDRK4, float32/float64): the probe scaled came within 0.981 (navier-stokes-2d,
 #: LSRK4, float64, 768^2) to 1.23 of the full compile
 HEADROOM = 1.05
@@ -154,8 +154,8 @@ def program_bytes(eq, stepper, ic: str, ic_params: dict) -> dict[str, int]:
     dt choice and diagnostics rows, the state donated as the driver does; the coefficients are arguments, so they
     count while the loop keeps them) and the initial condition (where it compiles on this grid; else left out).
 
-    The step program, not the bare step: under CFL control it holds more (measured 2026-11-24 with jax 0.10.2 on
-    the 8 CPU devices, float32: 54.2 against 44.5 bytes per point for navier-stokes-2d, LSRK4, at 1024^2). The
+    The step program, not the bare step: under CFL control it holds more (with jax 0.10.2 on 8 CPU
+    devices, float32: 54.2 against 44.5 bytes per point for navier-stokes-2d, LSRK4, at 1024^2). The
     first row's and the spectrum's programs run with the state alive but need less than the step program.
     """
     out = {"step": _bytes(stepper.lower().compile())}

@@ -129,5 +129,5 @@ class RunSpec:
 
 
 def _implicit(cls: type[Equation]) -> bool:
-    """Whether instances of ``cls`` solve their linear part implicitly (:class:`~solvers.model.ImplicitLinear`)."""
+    """Whether instances of ``cls`` solve their linear part implicitly (:class:`~solvers.ImplicitLinear`)."""
     return all(callable(getattr(cls, m, None)) for m in ("implicit_factor", "implicit_solve"))

@@ -26,14 +26,14 @@ class Equation:
       declared parameters (the first is the default);
     - :meth:`nonlinear` (required);
     - the linear part, in one of two forms: ``linear()`` returning a diagonal ``L(k)`` (explicit, exponential,
-      integrating-factor and IMEX schemes all use it; :class:`~solvers.model.DiagonalLinear`), or the pair
+      integrating-factor and IMEX schemes all use it; :class:`~solvers.DiagonalLinear`), or the pair
       ``implicit_factor(h)`` / ``implicit_solve(rhs, factor)`` solving ``(I - h L) y = rhs`` where ``L`` couples
       coefficients, e.g. along a Chebyshev wall-normal axis with boundary conditions (IMEX schemes ask for it;
-      :class:`~solvers.model.ImplicitLinear`). An equation defines one of the two;
+      :class:`~solvers.ImplicitLinear`). An equation defines one of the two;
     - optionally :meth:`abstract_state`, :meth:`diagnostics`, :meth:`energy`, :meth:`max_rate` (the CFL rate),
       :meth:`spectrum`, :meth:`physical_fields` (what snapshots and plots show), and
       ``nonlinear_and_rate(state, t, reduce)``: the nonlinear term together with the CFL rate taken from the
-      physical fields it already holds (see :class:`~solvers.model.FusedRate`).
+      physical fields it already holds (see :class:`~solvers.FusedRate`).
 
     The state is a pytree of spectral arrays on the grid's spectral sharding; integrators only use the linear
     part, ``nonlinear`` and tree arithmetic, so a new PDE is one subclass. How it runs (its CLI name, default

@@ -25,8 +25,8 @@ class VelocityEquation(Equation):
     nu: float
     grid_ndims = (3,)
     #: points per device up to which :meth:`lamb_hat` moves ``u`` and ``omega`` in one batched transform and
-    #: ``u x omega`` back in another, on a mesh of more than one device (0: never). Measured 2026-11-24, 8 CPU
-    #: devices, float32, LSRK4 step: 8.6 against 18.4 ms at 32^3 (4096 points per device), 51.9 against 58.9 at
+    #: ``u x omega`` back in another, on a mesh of more than one device (0: never). On 8 CPU devices,
+    #: float32, LSRK4 step: 8.6 against 18.4 ms at 32^3 (4096 points per device), 51.9 against 58.9 at
     #: 64^3 (32768), but 226 against 192 at 96^3 and 598 against 534 at 128^3; on one device no faster (8.4
     #: against 8.1 ms at 32^3). The batched form holds 89 bytes per point against 72 (64^3, not donated), which
     #: only large grids feel, and those take the scalar transforms.
@@ -75,7 +75,7 @@ class VelocityEquation(Equation):
           rate: also return :func:`~solvers.diagnostics.max_rate` of ``u_hat`` from the same physical velocity
             (only where products are formed on the grid points, i.e. not with 3/2 padding); with the batched
             transforms its maximum is carried in the Lamb vector's forward transform where the grid can
-            (:meth:`~solvers.Grid.from_physical_and_max`; a :class:`~solvers._gated_max.GatedMax` from the
+            (:meth:`~solvers.Grid.from_physical_and_max`; a :class:`~solvers.grids.GatedMax` from the
             driver's stage loop: in the first stage only); another callable is the reduction of the per-point
             rate field to use instead of ``jnp.max`` (see :meth:`~solvers.Equation.nonlinear_with_rate`).
 
@@ -90,7 +90,7 @@ class VelocityEquation(Equation):
             if not rate:
                 return g.from_physical(lamb)
             # the rate's maximum rides in the Lamb vector's all-to-all: no collective of its own (on these small
-            # blocks a separate maximum across devices cost 4-6% of a step on 8 CPU devices, 2026-11-24)
+            # blocks a separate maximum across devices cost 4-6% of a step on 8 CPU devices)
             return g.from_physical_and_max(lamb, jnp.abs(u[0]) / hx + jnp.abs(u[1]) / hy + jnp.abs(u[2]) / hz,
                                            reduce)
         kx, ky, kz = g.k

@@ -51,11 +51,14 @@ def _fmt(v) -> str:
 
 
 def read_csv(path: str | os.PathLike) -> list[dict]:
+    """The rows of a CSV file (``diagnostics.csv``, ``spectra.csv``) as dicts of strings, keyed by the header."""
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
 
 
 def write_json(path: str | os.PathLike, data: dict) -> None:
+    """Write ``data`` as indented JSON to ``path`` atomically (a temporary file renamed); values JSON cannot hold
+    are written as strings."""
     tmp = Path(str(path) + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     os.replace(tmp, path)

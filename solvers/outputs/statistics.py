@@ -103,7 +103,8 @@ class Statistics(Output):
             m = jnp.mean(vals, axis=tuple(a + 1 for a in axes))
             d = vals - jnp.expand_dims(m, tuple(a + 1 for a in axes))
             c = jnp.stack([jnp.mean(d[i] * d[j], axis=axes) for i, j in self.pairs])
-            return m.astype(real), c.astype(real)
+            # replicated like the accumulators (the fields may be sharded along the wall-normal axis)
+            return grid.replicate(m.astype(real)), grid.replicate(c.astype(real))
 
         def init(state):
             count = jnp.zeros((), jnp.int32)

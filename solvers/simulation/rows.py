@@ -89,11 +89,12 @@ class RowFunction:
 
 
 def _resolution(grid, state) -> jax.Array:
-    """The share of the state's mean square (all leaves) in the outer band of the resolved wavenumbers
-    (:func:`solvers.diagnostics.resolution`)."""
-    band = outer_band(grid)
-    total = sum(grid.mean_square(leaf) for leaf in jax.tree.leaves(state))
-    outer = sum(grid.mean_square(leaf, band) for leaf in jax.tree.leaves(state))
+    """The share of the state's gradient norm (``sum k^2 |f_k|^2``, all leaves) in the outer band of the resolved
+    wavenumbers (:func:`solvers.diagnostics.resolution` weighted by ``grid.k2()``): the small scales that carry a
+    solution's dynamics are seen before its energy reaches them."""
+    band, k2 = outer_band(grid), grid.k2()
+    total = sum(grid.mean_square(leaf, k2) for leaf in jax.tree.leaves(state))
+    outer = sum(grid.mean_square(leaf, k2 * band) for leaf in jax.tree.leaves(state))
     return jnp.where(total > 0, outer / jnp.where(total > 0, total, 1), 0)
 
 

@@ -40,8 +40,7 @@ class PoissonWalls:
 
     With ``helmholtz = 0`` and no Dirichlet axis the problem fixes ``phi`` only up to a constant and needs
     zero-mean ``f``: the mean of ``f`` is ignored and ``phi`` has zero mean. For smooth non-periodic solutions
-    with spectral accuracy and non-zero wall values use :class:`~solvers.equations.poisson_chebyshev.
-    PoissonChebyshev`.
+    with spectral accuracy and non-zero wall values use :class:`~solvers.PoissonChebyshev`.
 
     Args:
       shape: grid points per axis (1 to 3 axes, each >= 2; periodic axes even and >= 4).

@@ -15,7 +15,8 @@ LIMIT = 12
 
 
 def _programs(args, cwd) -> tuple[list[str], str]:
-    env = {**os.environ, "JAX_LOG_COMPILES": "1", "XFFT_COMPILATION_CACHE": "0", "JAX_ENABLE_COMPILATION_CACHE": "false",
+    env = {**os.environ, "JAX_LOG_COMPILES": "1", "XFFT_COMPILATION_CACHE": "0",
+           "JAX_ENABLE_COMPILATION_CACHE": "false",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     p = subprocess.run([sys.executable, "-m", "solvers", "run", *args, "--no-progress"], cwd=cwd, env=env,

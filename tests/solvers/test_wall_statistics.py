@@ -23,8 +23,10 @@ def _channel(shape, mesh, Re=RE):
                              dtype=jnp.float64), Re=Re)
 
 
-def test_laminar_poiseuille_statistics_are_exact(meshes, tmp_path):
-    eq = _channel((17, 8, 8), meshes["slab"])
+@pytest.mark.parametrize("shape", [(17, 8, 8), (16, 16)], ids=["3d", "2d-wall-axis-of-8k-points"])
+def test_laminar_poiseuille_statistics_are_exact(meshes, tmp_path, shape):
+    """(16 wall points on 8 devices: the physical fields are sharded along the wall axis, the statistics not.)"""
+    eq = _channel(shape, meshes["slab"])
     stats = Statistics(tmp_path, every=2, batch=2, derive=wall_units.channel)
     simulate(eq, t_end=0.1, y0=eq.initial_state("laminar"), controller=FixedStep(0.01), outputs=[stats])
     rows = read_csv(tmp_path / "statistics.csv")
