@@ -320,7 +320,10 @@ def summarize(rows: list[dict], budget: int) -> dict:
     return out
 
 
-def plot(rows: list[dict], path: Path) -> None:
+def plot(rows: list[dict], path: Path, load: str = "") -> None:
+    """Left: every case against the grid size. Right: at the largest grid, natural order beside transposed order,
+    natural order with transposes, mpi4py-fft and one device, per decomposition and kind (the HLO's transposes that
+    change the minor-most axis written over the xfft bars)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -334,7 +337,7 @@ def plot(rows: list[dict], path: Path) -> None:
     extra += sorted({r["case"] for r in rows if r["case"].startswith("mpi4py-fft")})
     present = {r["case"] for r in rows}
     sizes = sorted({r["n"] for r in rows})
-    fig, ax = plt.subplots(figsize=(8, 5.5))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 5.8), gridspec_kw={"width_ratios": [1, 1.1]})
     for i, case in enumerate(c for c in main + extra if c in present):
         pts = [(r["n"], r["median_s"] * 1e3) for r in rows if r["case"] == case]
         style = "o-" if case in main else "s--"
@@ -349,8 +352,38 @@ def plot(rows: list[dict], path: Path) -> None:
     ax.set_title(f"3D FFT (r2c: float32 in), complex64, {jax.device_count()} {kind} ({os.cpu_count()} cores)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
+    n = sizes[-1]
+    by = {(r["n"], r["case"]): r for r in rows}
+    table = orders_table(by, n)
+    columns = [("natural", "xfft natural"), ("transposed", "xfft transposed"),
+               ("natural_with_transposes", "xfft natural, transposes"), ("mpi4py_fft", "mpi4py-fft"),
+               ("one_device", "one device (jnp.fft)")]
+    width = 0.8 / len(columns)
+    for j, (key, label) in enumerate(columns):
+        xs = [i + (j - (len(columns) - 1) / 2) * width for i in range(len(table))]
+        ys = [v["ms"][key] for v in table.values()]
+        bars = bx.bar(xs, ys, width, label=label, color=plt.cm.tab10(j))
+        for bar, v in zip(bars, table.values()):
+            if key in v["hlo"]:
+                bx.annotate(f"T{v['hlo'][key]['transposes']}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            ha="center", va="bottom", fontsize=7)
+    bx.set_xticks(range(len(table)), list(table))
+    bx.set_ylabel("median time per transform [ms]")
+    bx.set_title(f"{n}^3: natural vs transposed order (T: minor-axis transposes in the HLO)" + (
+        f"\n{load}" if load else ""), fontsize=9)
+    bx.grid(True, axis="y", alpha=0.3)
+    bx.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
+
+
+def _load_line(load: dict | None) -> str:
+    """The date-free part of ``uptime`` before and after the run, for the plot's title."""
+    if not load:
+        return ""
+    def avg(line):
+        return line[line.find("load average"):]
+    return f"{avg(load['before'])} (before), {avg(load['after'])} (after)"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -367,7 +400,8 @@ def main(argv: list[str] | None = None) -> None:
     dev = jax.devices()[0]
     stem = "fft" if dev.platform == "cpu" else f"fft_{dev.platform}"
     if args.replot:
-        plot(json.loads((args.out / f"{stem}.json").read_text())["rows"], args.out / f"{stem}.png")
+        saved = json.loads((args.out / f"{stem}.json").read_text())
+        plot(saved["rows"], args.out / f"{stem}.png", _load_line(saved.get("load")))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     peer = not args.no_peer and dev.platform == "cpu"
@@ -397,7 +431,7 @@ def main(argv: list[str] | None = None) -> None:
         "summary": summarize(rows, budget),
     }
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
-    plot(rows, args.out / f"{stem}.png")
+    plot(rows, args.out / f"{stem}.png", _load_line(result["load"]))
     print(json.dumps(result["summary"], indent=2))
 
 
