@@ -39,6 +39,10 @@ COMMANDS = {
     "profile_step_3d_scalar/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes --n 64 "
                                                 "--out benchmarks/results/profile_step_3d_scalar",
 }
+#: what a result file does not record itself (a run's run.json has no date or machine), from the notes of the
+#: measurement that wrote it
+NOT_IN_FILE = {"ns1024_gpu_run.json": {"date": "2026-11-26 (not in the file)",
+                                       "machine": "one NVIDIA H200 (not in the file)"}}
 MAX_COLUMNS = 12
 
 
@@ -90,9 +94,9 @@ def _machine(meta: dict) -> str:
     for key in ("machine", "device_kind", "device", "platform"):
         if isinstance(meta.get(key), str) and meta[key] not in parts:
             parts.append(meta[key])
-    for key, label in (("cpu_count", "cores"), ("cpus", "cores"), ("devices", "devices")):
+    for key, label in (("cpu_count", "core"), ("cpus", "core"), ("devices", "device")):
         if isinstance(meta.get(key), int):
-            parts.append(f"{meta[key]} {label}")
+            parts.append(f"{meta[key]} {label}{'' if meta[key] == 1 else 's'}")
     if meta.get("jax"):
         parts.append(f"jax {meta['jax']}")
     for key in ("load_average_1min", "load_average_1min_start_end", "load_avg"):
@@ -130,7 +134,7 @@ def write(out: Path, results: Path) -> None:
     for path in sorted(results.rglob("*.json")):
         rel = path.relative_to(results).as_posix()
         data = json.loads(path.read_text())
-        meta = _meta(data)
+        meta = {**_meta(data), **NOT_IN_FILE.get(rel, {})}
         date = meta.get("date") or meta.get("started_utc") or (data.get("runs") or [{}])[0].get("started_utc") \
             or "not recorded"
         lines += [f"## `{rel}`", "", f"- **Date**: {date}", f"- **Machine**: {_machine(meta)}",
