@@ -205,3 +205,10 @@ def test_run_command_is_valid(argv: list[str], tmp_path: Path, monkeypatch, caps
         assert len(err.strip().splitlines()) == 1, err
         return
     assert code == 0, (argv, err)
+
+
+def test_readme_is_short_and_undated():
+    """At most 250 lines, and no dated measurements or issue numbers (those live in the docs and the CHANGELOG)."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 250, len(text.splitlines())
+    assert not re.search(r"\b20\d\d-[01]\d-[0-3]\d\b|\bissues? #?\d+\b", text, re.I)
