@@ -55,6 +55,11 @@ def fold(f: np.ndarray, odd: bool = False) -> np.ndarray:
     return 0.5 * (f[:n] + (-1 if odd else 1) * f[::-1][:n])
 
 
+def lower(y: np.ndarray) -> np.ndarray:
+    """The points of the lower half, wall to centre (where :func:`fold` puts its values)."""
+    return y[: (len(y) + 1) // 2]
+
+
 def series(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Chebyshev coefficients of ``f`` on Gauss-Lobatto points ``y`` of ``[-1, 1]``."""
     return C.chebfit(y, f, len(y) - 1)
@@ -123,7 +128,7 @@ def compare(run: Path) -> tuple[dict, dict]:
 
 def _peak(ds, name, u_tau, re_tau) -> dict:
     f = fold(np.asarray(ds[name].values, float)) / u_tau
-    y = fold(np.asarray(ds["y"].values, float))
+    y = lower(np.asarray(ds["y"].values, float))
     i = int(np.argmax(f))
     return {"value": float(f[i]), "y_plus": float((1 + y[i]) * re_tau)}
 
@@ -136,7 +141,7 @@ def plot(profiles: dict, numbers: dict, path: Path, label: str) -> None:
 
     p = profiles
     y, u_tau, re_tau = p["y"], p["u_tau"], p["re_tau"]
-    yl = fold(y)
+    yl = lower(y)
     yp = (1 + yl) * re_tau
     fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
     up = fold(p["U"]) / u_tau

@@ -127,11 +127,14 @@ def driver(repeats: int, steps: int, diag_every: int = 10, decompose: bool = Fal
 def _segments(job: dict, state, dt: float, steps: int, diag_every: int) -> tuple[dict, int]:
     """``--decompose``: zero-argument timers of the step program (whole segments of the main job's length ``seg``,
     as many as fit in ``steps``, at least one) with a fixed dt and no rows, CFL control and no rows, CFL control and
-    the rows; each from its own copy of ``state`` (the program donates it). Returns ``(timers, seg)``."""
+    the rows, CFL control and rows without the spectrum; each from its own copy of ``state`` (the program donates
+    it). Returns ``(timers, seg)``."""
     loop, control, synced = job["loop"], job["control"], job["synced"]
     fixed = Loop(loop.integ, dataclasses.replace(control, dt=dt, band=None), [], None, False, synced)
     fixed.core = dataclasses.replace(fixed.core, energy_every_step=False)  # the segment loop itself (traced later)
     plain = Loop(loop.integ, control, [], None, False, synced)
+    # rows without the spectrum (the resolution check's rows alone: the diagnostics' values, no shell binning)
+    nospec = Loop(loop.integ, control, [ResolutionCheck(diag_every)], None, True, synced)
     seg = ROWS_PER_SEGMENT * diag_every  # the most steps of a segment with rows every diag_every steps
 
     def timer(program, force):
@@ -145,7 +148,7 @@ def _segments(job: dict, state, dt: float, steps: int, diag_every: int) -> tuple
         return go
 
     return {"segment_fixed": timer(fixed, dt), "segment_cfl": timer(plain, 0.0),
-            "segment_rows": timer(loop, 0.0)}, seg
+            "segment_rows": timer(loop, 0.0), "segment_rows_no_spectrum": timer(nospec, 0.0)}, seg
 
 
 def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, steps: int,
@@ -202,7 +205,7 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
            "ratio_of_medians": t["main"] / t["bare"]}
     if decompose:  # segments of ``seg`` steps, as many as fit in ``steps`` (at least one)
         per = seg * max(1, steps // seg) / steps
-        for k in ("segment_fixed", "segment_cfl", "segment_rows"):
+        for k in ("segment_fixed", "segment_cfl", "segment_rows", "segment_rows_no_spectrum"):
             r = paired_ratio([v / per for v in samples[k]], samples["bare"])
             row |= {f"{k}_ms_per_step": 1e3 * t[k] / (seg * max(1, steps // seg)),
                     f"{k}_over_bare": r["median"], f"{k}_over_bare_q1": r["q1"], f"{k}_over_bare_q3": r["q3"]}

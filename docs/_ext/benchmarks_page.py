@@ -32,6 +32,12 @@ COMMANDS = {
     "solver_step_gpu_ab.json": "python benchmarks/solver_step.py --driver --platform auto (six runs, collected)",
     "solver_step_gpu_final.json": "python benchmarks/solver_step.py --driver --platform auto --tag _gpu_final",
     "walls.json": "python benchmarks/walls.py",
+    "channel/re_tau_180_gpu.json": "bash benchmarks/gpu_channel.sh OUT 150 250; python benchmarks/channel_reference.py "
+                                   "OUT --out benchmarks/results/channel/re_tau_180_gpu",
+    "channel/minimal_cpu.json": "python -m solvers run channel --preset re-tau-180-minimal --out RUN; python "
+                                "benchmarks/channel_reference.py RUN --out benchmarks/results/channel/minimal_cpu",
+    "solver_step_gpu_decompose.json": "python benchmarks/solver_step.py --driver --decompose --driver-steps 400 "
+                                      "--repeats 5 --tag _gpu",
     "profile_step_2d/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes-2d --n 256 "
                                          "--out benchmarks/results/profile_step_2d",
     "profile_step_3d/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes --n 64 "
