@@ -4,13 +4,15 @@
 # with another --n: the spectra are zero-padded), statistics once the refined flow has settled.
 #
 # Usage (from the repository root, on a machine with a GPU):
-#   bash benchmarks/gpu_channel.sh [OUTDIR] [SPINUP_SECONDS] [REFINED_SECONDS]     # defaults: results/channel_gpu 150 270
+#   bash benchmarks/gpu_channel.sh [OUTDIR] [SPINUP_SECONDS] [REFINED_SECONDS]     # defaults: benchmarks/results/channel_gpu 150 270
 #
 # SMOKE=1: tiny grids (a check of this script on a machine without a GPU).
 #
 # Each phase ends on SIGTERM from `timeout` at its budget: the main job then stops at its next segment with its last
 # checkpoint, statistics and plots written (nothing is lost), and the next phase resumes from it. The outputs
-# (run.json, diagnostics.csv, statistics.csv/.h5/.png, the plots) are packed into OUTDIR.tgz.
+# (run.json, diagnostics.csv, statistics.csv/.h5/.png, the plots) are packed into OUTDIR.tgz; OUTDIR/run keeps the
+# checkpoints, so that a longer average continues with `python -m solvers run channel --preset re-tau-180 --resume
+# --out OUTDIR/run`.
 set -u
 out=${1:-benchmarks/results/channel_gpu}
 spinup=${2:-150}
@@ -38,6 +40,6 @@ timeout -s TERM -k 90 "$refined" $py -m solvers run channel --preset re-tau-180 
     --diag-every 50 --checkpoint-every 2000 --no-progress --out "$run" > "$out/refined.log" 2>&1
 echo "exit $?"; tail -n 4 "$out/refined.log"
 cp "$run"/run.json "$run"/diagnostics.csv "$run"/statistics.* "$run"/*.png "$out"/ 2>/dev/null
-rm -rf "$run/checkpoints"
-tar czf "${PACK:-$out.tgz}" -C "$(dirname "$out")" "$(basename "$out")"
+# the run directory (its checkpoints: continue with --resume) stays; its outputs are already copied beside it
+tar czf "${PACK:-$out.tgz}" --exclude="$(basename "$out")/run" -C "$(dirname "$out")" "$(basename "$out")"
 ls -la "$out"
