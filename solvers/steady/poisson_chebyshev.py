@@ -7,12 +7,11 @@ from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.sharding import Mesh
 
 from ..bases import Chebyshev, Cosine, Fourier, RealFourier, Sine
 from ..bases import tau as _tau
-from .poisson_walls import poisson_grid
+from .poisson_walls import _box_and_helmholtz, poisson_grid
 
 #: boundary condition of a non-wall axis -> basis
 _OTHER = {"periodic": Fourier, "dirichlet": Sine, "neumann": Cosine}
@@ -64,13 +63,7 @@ class PoissonChebyshev:
             raise ValueError(f"bc must be 'dirichlet' or 'neumann' for the wall axis 0, then one of "
                              f"{tuple(_OTHER)} per other axis; got {bc!r}")
         self.bc = bcs
-        lengths = (box_length,) * nd if np.ndim(box_length) == 0 else tuple(box_length)
-        if len(lengths) != nd or not all(float(v) > 0 for v in lengths):
-            raise ValueError(f"box_length must be positive, one value or one per axis; got {box_length!r}")
-        self.box_length = tuple(float(v) for v in lengths)
-        if not (math.isfinite(helmholtz) and helmholtz >= 0):
-            raise ValueError(f"helmholtz must be finite and >= 0, got {helmholtz!r}")
-        self.helmholtz = float(helmholtz)
+        self.box_length, self.helmholtz = _box_and_helmholtz(box_length, helmholtz, nd)
         bases = [Chebyshev(self.shape[0], (0.0, self.box_length[0]))]
         bases += [_OTHER[b](n, (0.0, L)) for b, n, L in zip(bcs[1:], self.shape[1:], self.box_length[1:])]
         if nd == 3 and bcs[-1] == "periodic":  # a half spectrum: in 2D its n/2 + 1 modes rarely divide the mesh

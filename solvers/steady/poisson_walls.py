@@ -17,6 +17,16 @@ from ..grids import Grid, safe_inverse
 BC_BASES: dict[str, type[Basis]] = {"dirichlet": Sine, "neumann": Cosine, "periodic": Fourier}
 
 
+def _box_and_helmholtz(box_length, helmholtz, nd: int) -> tuple[tuple[float, ...], float]:
+    """The checked ``box_length`` (one value or one per axis, each > 0) and ``helmholtz`` (finite, >= 0)."""
+    lengths = (box_length,) * nd if np.ndim(box_length) == 0 else tuple(box_length)
+    if len(lengths) != nd or not all(float(v) > 0 for v in lengths):
+        raise ValueError(f"box_length must be positive, one value or one per axis; got {box_length!r}")
+    if not (math.isfinite(helmholtz) and helmholtz >= 0):
+        raise ValueError(f"helmholtz must be finite and >= 0, got {helmholtz!r}")
+    return tuple(float(v) for v in lengths), float(helmholtz)
+
+
 def poisson_grid(bases: list[Basis], mesh: Mesh | None, dtype, bcs: Sequence[str]) -> Grid:
     """The grid of a wall Poisson solver (default dtype float64; axes named x, y, z); a ValueError names the shape
     and the boundary conditions."""
@@ -69,13 +79,7 @@ class PoissonWalls:
         if len(bcs) != nd or any(b not in BC_BASES for b in bcs):
             raise ValueError(f"bc must be one of {tuple(BC_BASES)} or one per axis ({nd}), got {bc!r}")
         self.bc = bcs
-        lengths = (box_length,) * nd if np.ndim(box_length) == 0 else tuple(box_length)
-        if len(lengths) != nd or not all(float(v) > 0 for v in lengths):
-            raise ValueError(f"box_length must be positive, one value or one per axis; got {box_length!r}")
-        self.box_length = tuple(float(v) for v in lengths)
-        if not (math.isfinite(helmholtz) and helmholtz >= 0):
-            raise ValueError(f"helmholtz must be finite and >= 0, got {helmholtz!r}")
-        self.helmholtz = float(helmholtz)
+        self.box_length, self.helmholtz = _box_and_helmholtz(box_length, helmholtz, nd)
         bases = [BC_BASES[b](n, (0.0, L)) for b, n, L in zip(bcs, self.shape, self.box_length)]
         if bcs[-1] == "periodic":
             bases[-1] = RealFourier(self.shape[-1], (0.0, self.box_length[-1]))
