@@ -11,7 +11,7 @@ compiled one. Cases per decomposition (slab ``P('x')`` on 8 devices, pencil ``P(
 - ``<f> <dec>``: natural order (the default), as users call it;
 - ``<f> <dec> transposed``: ``order="transposed"``;
 - ``<f> <dec> natural, transposes``: natural order lowered as on accelerators (the last stage by the FFT op and a
-  transpose back; ``xfft._partition.MATRIX_DFT`` off): what natural order cost before its last stage ran in place;
+  transpose back; ``xfft.cpu_matrix_dft(False)``): what natural order cost before its last stage ran in place;
 - ``mpi4py-fft <dec> <kind>``: FFTW + MPI, ranks = devices, under ``mpirun`` (Debian's ``python3-mpi4py-fft`` for
   ``/usr/bin/python3``; skipped with a message when it is missing);
 - one device: ``jnp.fft.fftn``/``rfftn`` and ``xfft3d``/``xrfft3d`` on one device of the same machine.
@@ -66,7 +66,6 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 
 import xfft  # noqa: E402
-import xfft._partition  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -107,12 +106,8 @@ def hlo_facts(lowered, compiled) -> dict:
 def with_transposes(f):
     """``f`` lowered as on accelerators: natural order restored by a transpose after the last FFT op."""
     def g(x):
-        keep = xfft._partition.MATRIX_DFT
-        xfft._partition.MATRIX_DFT = False
-        try:
+        with xfft.cpu_matrix_dft(False):
             return f(x)
-        finally:
-            xfft._partition.MATRIX_DFT = keep
     return g
 
 

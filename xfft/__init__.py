@@ -27,6 +27,7 @@ from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
 from ._layout import KINDS as R2R_KINDS
+from ._partition import cpu_matrix_dft as cpu_matrix_dft
 from ._r2r import ixdctn as ixdctn
 from ._r2r import ixdstn as ixdstn
 from ._r2r import ixr2rn as ixr2rn
@@ -40,7 +41,7 @@ from .backends import available_backends as available_backends
 from .backends import default_backend as default_backend
 from .backends import use_backend as use_backend
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"  # the distribution's version (pyproject.toml; tests/xfft/test_version.py keeps them equal)
 
 __all__ = [
     "BackendFallbackWarning",
@@ -49,6 +50,7 @@ __all__ = [
     "PrecisionWarning",
     "fft",
     "available_backends",
+    "cpu_matrix_dft",
     "default_backend",
     "use_backend",
     "R2R_KINDS",

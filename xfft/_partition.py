@@ -15,6 +15,7 @@ Explicit and Auto meshes alike.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -78,8 +79,33 @@ def placement(x: jax.Array) -> Placement | None:
 
 
 #: lower natural-order programs on CPU devices with DFTs in place (:func:`xfft._lower.lower_plan`'s
-#: ``matrix_dft``); False lowers them with transposes as on accelerators (benchmarks compare the two)
+#: ``matrix_dft``); False lowers them with transposes as on accelerators (:func:`cpu_matrix_dft` switches it)
 MATRIX_DFT = True
+
+
+@contextlib.contextmanager
+def cpu_matrix_dft(enabled: bool):
+    """Choose how natural-order transforms traced inside the block restore natural order on CPU devices.
+
+    ``True`` (the default outside any block): the last stage's axis is transformed where it lies, by matrix
+    products of its factors (no transpose pass). ``False``: an FFT op followed by a transpose, as on
+    accelerators. The results agree to round-off; benchmarks time the two side by side. Only tracing inside the
+    block is affected: a function JAX has already traced for the same argument types keeps its program.
+
+    Args:
+      enabled: whether to use the matrix DFTs.
+
+    Raises:
+      TypeError: ``enabled`` is not a bool.
+    """
+    global MATRIX_DFT
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool, got {type(enabled).__name__}")
+    keep, MATRIX_DFT = MATRIX_DFT, enabled
+    try:
+        yield
+    finally:
+        MATRIX_DFT = keep
 
 
 def _on_cpu(mesh) -> bool:
@@ -125,9 +151,8 @@ def _exchange_with_side(x: jax.Array, side: jax.Array, name, p: int, dst: int, s
     a block, one entry at the end of every block of ``dst``), so each device receives the ``p`` scalars of its
     group with the data and takes their maximum. One exchange instead of an all-to-all and an all-reduce, for
     ``1/n`` more data and one padded copy of the block. Carried in the first stage of a Runge-Kutta step only
-    (``max_if``), the 2D Navier-Stokes main job at 256^2 on 8 CPU devices took 0.96-0.99 (medians of 11 and 21
-    same-process rounds) of its time with the all-reduce in that stage instead, 2026-11-26; carried in every
-    stage it had taken 3% longer. ``side`` travels in ``x``'s dtype (its real part), so it must not be wider."""
+    (``max_if``): carried in every stage, the 2D Navier-Stokes main job at 256^2 on 8 CPU devices took 3%
+    longer. ``side`` travels in ``x``'s dtype (its real part), so it must not be wider."""
     tag = side.astype(x.dtype)
     block = x.shape[dst] // p
     others = [a for a in range(x.ndim) if a not in (dst, src)]

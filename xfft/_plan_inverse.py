@@ -44,8 +44,8 @@ def _search_inverse(shape: tuple[int, ...], spec_layout: Layout, axes: tuple[int
                     real: bool, names: tuple[str, ...], fixed: list, dims, batch: bool) -> tuple | None:
     """The best ``(key, forward plan)`` among real layouts putting ``names`` on ``axes`` (``dims`` if ``batch``).
 
-    Without ``batch`` only the direct planner (:func:`xfft._plan._plan_direct`) is tried, so that plans found
-    before the batch-axis planner existed stay the same.
+    Without ``batch`` only the direct planner (:func:`xfft._plan._plan_direct`) is tried, so that a direct plan,
+    where one exists, is always the one chosen.
     """
     sizes = dict(mesh_sizes)
     best = None

@@ -83,7 +83,7 @@ def test_every_public_name_has_a_reference_entry(pages):
 HISTORY = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b|\bissues? #?\d+\b", re.I)
 #: the notes still to be rewritten (file, the text found): the test fails on a new one, and on one of these once it
 #: is gone (so that this list only shrinks); keep it empty
-PENDING_HISTORY = {("xfft/_partition.py", "2026-11-26"), ("xfft/_grid.py", "2026-11-24")}
+PENDING_HISTORY: set[tuple[str, str]] = set()
 
 
 def test_no_dates_or_issue_numbers_in_the_package():

@@ -128,26 +128,24 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
 
 @pytest.mark.parametrize("mesh_shape, spec", [((8,), PartitionSpec("x")), ((2, 4), PartitionSpec("x", "y"))])
 @pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
-def test_natural_order_costs_no_more_transposes_than_transposed(mesh_shape, spec, real, monkeypatch):
+def test_natural_order_costs_no_more_transposes_than_transposed(mesh_shape, spec, real):
     """On CPU, natural order holds no more minor-axis transposes than transposed order, forward and inverse, and
-    at most 3 local blocks of temporaries; the lowering for accelerators (``MATRIX_DFT`` off) has one more each way.
-    Both give the same numbers to round-off."""
-    import xfft._partition
-
+    at most 3 local blocks of temporaries; the lowering for accelerators (``xfft.cpu_matrix_dft(False)``) has one
+    more each way. Both give the same numbers to round-off."""
     m = mesh(mesh_shape, "explicit")
     a = np.random.default_rng(5).standard_normal(SHAPE).astype(np.float32 if real else np.complex64)
     x = put(a, NamedSharding(m, spec))
     counts, values = {}, {}
     for matrix_dft in (True, False):
-        monkeypatch.setattr(xfft._partition, "MATRIX_DFT", matrix_dft)
-        for order in ("natural", "transposed"):
-            fwd, inv = _transforms(real, order)
-            k = jax.jit(fwd)(x)
-            counts[matrix_dft, order] = (_minor_transposes(jax.jit(fwd).lower(x).as_text()),
-                                         _minor_transposes(jax.jit(inv).lower(k).as_text()))
-            compiled = jax.jit(fwd).lower(x).compile()
-            assert compiled.memory_analysis().temp_size_in_bytes <= 3 * a.nbytes * (1 + real) // m.size
-            values[matrix_dft, order] = np.asarray(k)
+        with xfft.cpu_matrix_dft(matrix_dft):
+            for order in ("natural", "transposed"):
+                fwd, inv = _transforms(real, order)
+                k = jax.jit(fwd)(x)
+                counts[matrix_dft, order] = (_minor_transposes(jax.jit(fwd).lower(x).as_text()),
+                                             _minor_transposes(jax.jit(inv).lower(k).as_text()))
+                compiled = jax.jit(fwd).lower(x).compile()
+                assert compiled.memory_analysis().temp_size_in_bytes <= 3 * a.nbytes * (1 + real) // m.size
+                values[matrix_dft, order] = np.asarray(k)
     for way in (0, 1):
         assert counts[True, "natural"][way] <= counts[True, "transposed"][way]
         assert counts[False, "natural"][way] == counts[False, "transposed"][way] + 1
@@ -155,6 +153,22 @@ def test_natural_order_costs_no_more_transposes_than_transposed(mesh_shape, spec
     ref = values[False, "natural"]
     assert np.max(np.abs(values[True, "natural"] - ref)) <= 1e-6 * np.max(np.abs(ref))
     np.testing.assert_array_equal(values[True, "transposed"], values[False, "transposed"])
+
+
+def test_cpu_matrix_dft_takes_a_bool_and_restores_the_default():
+    with pytest.raises(TypeError, match="enabled must be a bool"):
+        with xfft.cpu_matrix_dft("no"):
+            pass
+    m = mesh((8,), "explicit")
+    x = jax.ShapeDtypeStruct(SHAPE, np.complex64, sharding=NamedSharding(m, PartitionSpec("x")))
+
+    def count():  # a new function each time: JAX reuses the trace of a function it has seen with these types
+        return _minor_transposes(jax.jit(lambda a: xfft.xfft3d(a)).lower(x).as_text())
+
+    before = count()
+    with xfft.cpu_matrix_dft(False):  # natural order restored by transposes, as on accelerators
+        assert count() > before
+    assert count() == before
 
 
 def test_lengths_without_small_factors_keep_the_fft_op():
