@@ -117,8 +117,7 @@ def _on_cpu(mesh) -> bool:
 
 
 def input_layout(pl: Placement, shape: tuple[int, ...], axes: tuple[int, ...], real: bool = False) -> Layout:
-    """The input layout to plan from: the known one, or the one xfft assumes (:func:`xfft._plan_inverse.
-    guess_layout`)."""
+    """The input layout to plan from: the known one, or the one xfft assumes (``_plan_inverse.guess_layout``)."""
     if pl.layout is not None:
         return pl.layout
     return guess_layout(shape, axes, pl.mesh_sizes, real)
@@ -365,9 +364,8 @@ def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tupl
 
 @lru_cache(maxsize=256)
 def _sharded(program: Program, mesh, norm: str, side_ndim: int | None = None, when: bool = False):
-    """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines); with
-    ``side_ndim``, the program of ``(x, max_of)`` returning ``(output, max)`` (:func:`run_program`'s side), and
-    with ``when`` that of ``(x, max_of, max_if)``."""
+    """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines); with ``side_ndim``,
+    that of ``(x, max_of)`` returning ``(output, max)`` (:func:`run_program`'s side); ``when`` adds ``max_if``."""
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
     in_spec, out_spec = layout_to_spec(program.in_layout), layout_to_spec(program.out_layout)
     if side_ndim is None:

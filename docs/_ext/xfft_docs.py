@@ -37,11 +37,7 @@ ROOT = DOCS.parent
 PENDING_DOCSTRINGS: set[str] = set()
 #: cross-references in the package's docstrings that point to nothing, shown as text (not failing the build)
 #: until the docstring is fixed; remove each entry when it is. Keep this empty.
-PENDING_REFERENCES: set[str] = {
-    "solvers.model.ImplicitLinear",  # solvers/equations/channel.py:94, solvers/model/equation.py:32
-    "solvers.equations._kmm.WallVelocity",  # solvers/equations/rayleigh_benard_no_slip.py:20
-    "solvers.Equation.",  # solvers/integrators/imex.py:45 (a role split over two lines)
-}
+PENDING_REFERENCES: set[str] = set()
 
 _TITLES = {
     "xfft": "Distributed transforms, layouts and grids",

@@ -231,7 +231,7 @@ def _down(n: int, bc: str, r: jax.Array, lam: jax.Array | None = None, tables: t
 
     ``tables``: a factor's ``(p, inv_den, upper, weight, inv_w0)``, broadcastable like ``r``; else the factor of
     ``lam`` (broadcastable like ``r[0, 0]``) is formed row by row as the loop goes, with the operations of
-    ``tau._backward`` (the same values). ``fused``: ``Q_i = (R_i - U_i Q_{i+1}) / den_i`` (the one-shot solve);
+    ``tau._backward`` (the same operations). ``fused``: ``Q_i = (R_i - U_i Q_{i+1}) / den_i`` (the one-shot solve);
     else ``Q_i = upper_i Q_{i+1} + R_i / den_i`` (the factored solve).
     """
     rdt = jnp.finfo(r.dtype).dtype

@@ -82,7 +82,7 @@ class HelmholtzFactor:
     ``P_i``), ``inv_den`` (``1 / (D_i + U_i P_{i+1})``), ``upper`` (``-U_i / (D_i + U_i P_{i+1})``), ``weight``
     (``W_i`` of the boundary row); ``inv_w0`` ``(2, *lam.shape)`` is ``1 / W_0`` (0 where the row is singular);
     ``lam`` the Helmholtz constant. Without tables (``helmholtz_factor(..., tables=False)``) the five tables are
-    None and every solve forms them row by row in its first sweep (the same values).
+    None and every solve forms them row by row in its first sweep (with the same operations).
     """
 
     p: jax.Array | None
@@ -137,7 +137,7 @@ def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None, 
       bc: ``"dirichlet"`` (values ``u(+-1)``) or ``"neumann"`` (slopes ``u'(+-1)``).
       dtype: real precision of the factor; default: that of ``lam`` (float64 for Python scalars under x64).
       tables: keep the factor's per-row tables (``5 ceil(n/2)`` numbers per ``lam``); False keeps only ``lam`` and
-        each solve forms the tables as it sweeps (a division more per row and entry; the same values), which
+        each solve forms the tables as it sweeps (a division more per row and entry; the same operations), which
         spares their memory where a solve runs inside a time loop.
 
     Returns:
@@ -312,7 +312,7 @@ def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None, tables: 
       h: ``h > 0`` (e.g. ``nu * dt`` times a scheme coefficient), a scalar or broadcastable like ``kappa2``.
       dtype: real precision; default: that of ``kappa2`` and ``h``.
       tables: False: a factor for ``phi`` alone, the least memory: Helmholtz factors without tables (each solve
-        forms them, the same values) and no ``v_hom`` (:func:`clamped_solve_factored` then returns ``v = None``).
+        forms them with the same operations) and no ``v_hom`` (:func:`clamped_solve_factored` returns ``v = None``).
 
     Returns:
       A :class:`ClampedFactor`.

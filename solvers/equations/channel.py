@@ -91,7 +91,7 @@ class Channel(Equation):
     gradient ``2 / Re``. Formulation: velocity-vorticity (Kim, Moin & Moser 1987;
     :class:`~solvers.model.WallVelocity`), Chebyshev tau in y with the influence-matrix method for ``v = v' = 0``,
     Fourier in x and z, rotational nonlinear term dealiased by the grid's rule, IMEX time stepping with banded
-    implicit solves (the linear part is :class:`~solvers.model.ImplicitLinear`).
+    implicit solves (the linear part is :class:`~solvers.ImplicitLinear`).
 
     Grid: ``(ny, nx[, nz])`` with ``y`` first (:func:`~solvers.grids.wall_grid` with ``walls=(-1, 1)``: Chebyshev
     Gauss-Lobatto points, walls included). State: complex ``(F, ny, nx[, nz // 2 + 1])``, ``F = 1`` in 2D, 2 in 3D
@@ -192,7 +192,7 @@ class Channel(Equation):
 
     # ----- equation ------------------------------------------------------------------------------------
     def implicit_factor(self, h: jax.Array) -> dict:
-        """The tau solves' factors for ``h`` (:meth:`~._kmm.WallVelocity.factor`), once per step size."""
+        """The tau solves' factors for ``h`` (:meth:`~solvers.WallVelocity.factor`), once per step size."""
         return self.kmm.factor(h, self.nu, self._flux())
 
     def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
@@ -212,8 +212,9 @@ class Channel(Equation):
         kmm = self.kmm
         u = self._velocity_parts(s)
         w = kmm.physical(kmm.vorticity_parts(u, s))
-        H = kmm.lamb_parts(kmm.physical(u), w if self.dim == 3 else w[0])
-        return own_buffer(kmm.tendency(kmm.spectra(H), self._mean_force()))
+        u = kmm.physical(u, after=w[-1])
+        H = kmm.lamb_parts(u, w if self.dim == 3 else w[0])
+        return own_buffer(kmm.tendency(kmm.spectra(H, after=u[-1]), self._mean_force()))
 
     # ----- diagnostics ---------------------------------------------------------------------------------
     def mean_profile(self, s: jax.Array) -> jax.Array:
@@ -223,14 +224,14 @@ class Channel(Equation):
         return U if lift is None else U + jnp.asarray(lift, U.dtype)
 
     def energy(self, s: jax.Array) -> jax.Array:
-        """Kinetic energy ``<|u|^2> / 2`` (volume mean)."""
-        return 0.5 * self.grid.mean_square(self.velocity(s))
+        """Kinetic energy ``<|u|^2> / 2`` (volume mean; component by component: no stacked copy)."""
+        return 0.5 * sum(self.grid.mean_square(u) for u in self._velocity_parts(s))
 
     def perturbation_energy(self, s: jax.Array) -> jax.Array:
-        """``<|u - U_laminar|^2> / 2`` (:meth:`laminar`)."""
-        g = self.grid
-        lam = g.along(self.laminar(), 0) * self.kmm.mean_mask()
-        return 0.5 * g.mean_square(self.velocity(s).at[1].add(-lam))
+        """``<|u - U_laminar|^2> / 2`` (:meth:`laminar`; component by component)."""
+        u = self._velocity_parts(s)
+        u[1] = u[1] - self.grid.along(self.laminar(), 0) * self.kmm.mean_mask()
+        return 0.5 * sum(self.grid.mean_square(c) for c in u)
 
     def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         U = self.mean_profile(s)

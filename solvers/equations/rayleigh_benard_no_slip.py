@@ -17,7 +17,7 @@ from .rayleigh_benard import K_CRITICAL_NO_SLIP, RayleighBenard
 
 class RayleighBenardNoSlip(RayleighBenard):
     """Rigid plates (``u = 0``, ``theta = 0`` at ``z = 0, 1``): the velocity in the velocity-vorticity form of
-    :class:`~solvers.equations._kmm.WallVelocity` (viscosity ``Pr``, buoyancy ``Ra Pr theta`` along z in the
+    :class:`~solvers.WallVelocity` (viscosity ``Pr``, buoyancy ``Ra Pr theta`` along z in the
     Lamb vector) and the temperature perturbation ``theta``, all Chebyshev in z (Gauss-Lobatto points, plates
     included) and Fourier horizontally (a half spectrum on the last horizontal axis in 3D). IMEX: advection,
     buoyancy and the base gradient explicit (from the physical fields, so only what they show drives the flow),
@@ -65,7 +65,8 @@ class RayleighBenardNoSlip(RayleighBenard):
 
     def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
         vel = self.kmm.solve_factored(rhs[: self.nv], factor["velocity"])
-        return jnp.concatenate([vel, self.kmm.scalar_solve(rhs[self.nv:], factor["theta"])])
+        theta = self.kmm.scalar_solve(self.kmm.after(rhs[self.nv:], vel), factor["theta"])  # one solve at a time
+        return jnp.concatenate([vel, theta])
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         """Lamb vector with buoyancy, advection and the base gradient, each field transformed alone
@@ -73,22 +74,22 @@ class RayleighBenardNoSlip(RayleighBenard):
         kmm, d = self.kmm, self.dim
         u, _ = kmm.velocity_parts(s[: self.nv])
         wp = kmm.physical(kmm.vorticity_parts(u, s[: self.nv]))
-        up = kmm.physical(u)
-        (th,) = kmm.physical(s[self.nv:])
+        up = kmm.physical(u, after=wp[-1])
+        (th,) = kmm.physical(s[self.nv:], after=up[-1])
         H = kmm.lamb_parts(up, wp if d == 3 else wp[0])
         H[0] = H[0] + self.Ra * self.Pr * th
-        c = kmm.spectra(H + [ui * th for ui in up] + up[:1])
-        adv = kmm.divergence(c[d:2 * d])
-        return own_buffer(jnp.concatenate([kmm.tendency(c[:d]), (c[2 * d] - adv)[None]]))
+        velocity = own_buffer(kmm.tendency(kmm.spectra(H, after=th)))
+        c = kmm.spectra([ui * th for ui in up] + up[:1], after=velocity)
+        return own_buffer(jnp.concatenate([velocity, (c[d] - kmm.divergence(c[:d]))[None]]))
 
     # ----- diagnostics ---------------------------------------------------------------------------------
-    def _phys_velocity(self, s: jax.Array) -> jax.Array:
-        u, _ = self.kmm.velocity(s[: self.nv])
-        return u
+    def _phys_velocity(self, s: jax.Array) -> list[jax.Array]:
+        """Spectral velocity components ``(w, u_x[, u_y])`` (a list: nothing stacked)."""
+        return self.kmm.velocity_parts(s[: self.nv])[0]
 
     def energy(self, s: jax.Array) -> jax.Array:
-        """Kinetic energy ``<|u|^2> / 2``."""
-        return 0.5 * self.grid.mean_square(self._phys_velocity(s))
+        """Kinetic energy ``<|u|^2> / 2`` (component by component: no stacked copy)."""
+        return 0.5 * sum(self.grid.mean_square(u) for u in self._phys_velocity(s))
 
     def plate_nusselt(self, s: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Nusselt numbers ``-d_z <T>`` at the bottom (z = 0) and top (z = 1) plates."""
@@ -104,8 +105,7 @@ class RayleighBenardNoSlip(RayleighBenard):
 
     def max_rate(self, s: jax.Array) -> jax.Array:
         """Advective rate ``max sum |u_i| / dx_i`` plus the buoyancy frequency bound ``sqrt(Ra Pr)``."""
-        u, _ = self.kmm.velocity_parts(s[: self.nv])
-        return self.kmm.max_rate(self.kmm.physical(u, padded=False)) + math.sqrt(self.Ra * self.Pr)
+        return self.kmm.max_rate(self.kmm.physical(self._phys_velocity(s), padded=False)) + math.sqrt(self.Ra * self.Pr)
 
     def diagnostics(self, s: jax.Array, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         bottom, top = self.plate_nusselt(s)
@@ -119,7 +119,7 @@ class RayleighBenardNoSlip(RayleighBenard):
     def physical_fields(self, s: jax.Array) -> dict[str, jax.Array]:
         """Velocity ``u`` (x), ``v`` (y, 3D), ``w`` (z, vertical) and the total temperature ``temperature``
         (``1 - z + theta``) on the Chebyshev points."""
-        p = self.kmm.physical(self.kmm.velocity_parts(s[: self.nv])[0], padded=False)
+        p = self.kmm.physical(self._phys_velocity(s), padded=False)
         out = {"u": p[1]}
         if self.dim == 3:
             out["v"] = p[2]

@@ -42,11 +42,11 @@ ARS443 = Tableau(
 class IMEX(Integrator):
     """Additive IMEX Runge-Kutta (default ARS(4,4,3), 3rd order, 4 nonlinear evaluations per step).
 
-    Each implicit stage solves ``(I - a_ii dt L) y = rhs`` with the equation's :meth:`~solvers.Equation.
-    implicit_solve` (a division for a diagonal ``L``; banded solves with boundary conditions for a wall-normal
-    Chebyshev axis), the factors prepared once per ``dt`` by ``implicit_factor``. Where a later stage needs
-    ``L y`` of an implicit stage and ``L`` is not diagonal, it is ``(y - rhs) / (a_ii dt)``: exactly the operator
-    the solve inverted, boundary conditions and tau terms included.
+    Each implicit stage solves ``(I - a_ii dt L) y = rhs`` with the equation's
+    :meth:`~solvers.Equation.implicit_solve` (a division for a diagonal ``L``; banded solves with boundary
+    conditions for a wall-normal Chebyshev axis), the factors prepared once per ``dt`` by ``implicit_factor``.
+    Where a later stage needs ``L y`` of an implicit stage and ``L`` is not diagonal, it is ``(y - rhs) / (a_ii
+    dt)``: exactly the operator the solve inverted, boundary conditions and tau terms included.
     """
 
     name = "imex"
@@ -83,91 +83,128 @@ class IMEX(Integrator):
             y = solver.implicit_solve(rhs, inv[g]) if g != 0 else rhs
             if i == s - 1 and stiff:
                 return y
-            if rows.needs_im(i):
+            if rows.needs("im", i):
                 if diagonal:
-                    rows.put_im(i, apply_linear(lin, y))
-                elif g != 0:
-                    rows.put_im(i, jax.tree.map(lambda a, b, g=g: (a - b) / (g * dt), y, rhs))
+                    rows.add("im", i, apply_linear(lin, y))
+                elif g != 0:  # L y = (y - rhs) / (g dt): the operator the solve inverted, tau terms included
+                    rows.add_implicit(i, y, rhs, g)
                 else:
                     raise TypeError(f"{tab}: an explicit stage's L y is needed, which an implicit linear form "
                                     "cannot give")
             del rhs
-            if rows.needs_ex(i):
-                rows.compact(i)
-                rows.put_ex(i, first if i == 0 and first is not None else eq.nonlinear(y, t + tab.c[i] * dt))
+            if rows.needs("ex", i):
+                rows.add("ex", i, first if i == 0 and first is not None else eq.nonlinear(y, t + tab.c[i] * dt),
+                         split=True)
         return rows.take(s)
 
 
 class _Rows:
-    """The right-hand sides still to come of an IMEX step, kept in as few state-sized registers as the order of
-    the sums allows.
+    """The right-hand sides still to come of an IMEX step, in as few state-sized registers as they allow.
 
-    Row ``r`` (a stage, or ``s``: the solution) is ``state + dt sum_j a_ex[r][j] N_j + dt sum_j a_im[r][j] L_j``,
-    summed in exactly this order (``j`` ascending, the explicit terms first), so every stage sees the values of
-    the plain sum bit for bit. The explicit part of a row is a running sum (its ``base`` and the ``N_j`` not yet
-    added to it); the ``N_j`` and ``L_j`` are kept only while a row to come still needs them. Before each
-    nonlinear evaluation the running sums are brought up to date where that holds fewer arrays than keeping the
-    ``N_j`` (:meth:`compact`): for ARS(4,4,3) at most 5 states (with the stage value) instead of 8.
+    Row ``r`` (stage ``r``, or ``s``: the solution) is ``state + dt sum_j a_ex[r][j] N_j + dt sum_j a_im[r][j]
+    L_j``. Until there are more terms than rows, the terms are kept as they are (the first stage's ``L_1`` as its
+    stage value ``y_1``, formed again when needed). Then every row becomes a running sum, each in its own buffer:
+    the next stage's row alone, the later rows stacked in one array per state leaf; each new ``L_j`` is added to
+    them in place, each ``N_j`` (the last term before a stage) while splitting that stage's row off the stack.
+    Through a nonlinear evaluation the step holds 3 states at most for ARS(4,4,3) (the stage value included),
+    where keeping every ``N_j`` and ``L_j`` for the sum of each stage held 8. A row first summed has its terms in
+    the plain sum's order (``N_j`` first); later terms are added as they come, ``L_j`` before ``N_j``: the values
+    are the plain sums' to round-off.
     """
 
     def __init__(self, tab: Tableau, state: State, dt: jax.Array):
-        self.ex = list(tab.a_ex) + [tab.b_ex]
-        self.im = list(tab.a_im) + [tab.b_im]
         self.state, self.dt = state, dt
-        self.base = {r: state for r in range(1, len(self.ex))}
-        self.pending = {r: [] for r in self.base}  # j of the N_j not yet in the base of row r
-        self.nl, self.li = {}, {}
+        last = len(tab.c) - (tab.b_im == tab.a_im[-1] and tab.b_ex == tab.a_ex[-1])
+        self.rows = list(range(1, last + 1))  # the rows still to come
+        self.terms = []  # (kind, i, value or a function forming it, its registers): not yet summed
+        self.head = None  # the sum of rows[0], or None: it is rest[0]
+        self.rest = None  # the sums of the other rows stacked (of all rows where head is None)
+        self.taken = None  # the terms of the last row taken from the terms
+        self.table = {"ex": list(tab.a_ex) + [tab.b_ex], "im": list(tab.a_im) + [tab.b_im]}
 
-    def _add(self, out: State, coef: float, x: State) -> State:
-        return jax.tree.map(lambda o, v: o + (self.dt * coef) * v, out, x)
+    def needs(self, kind: str, i: int) -> bool:
+        """Whether a row to come has a term ``N_i`` (``kind="ex"``) or ``L_i`` (``"im"``)."""
+        return any(self.table[kind][r][i] != 0 for r in self.rows)
 
-    def _sum(self, r: int) -> State:
-        out = self.base[r]
-        for j in self.pending[r]:
-            out = self._add(out, self.ex[r][j], self.nl[j])
+    def _summed(self) -> bool:
+        return self.head is not None or self.rest is not None
+
+    def _coefs(self, kind: str, i: int, rows: list[int], like: State) -> jax.Array:
+        rdt = jnp.finfo(jax.tree.leaves(like)[0].dtype).dtype
+        return jnp.asarray([self.table[kind][r][i] for r in rows], rdt) * self.dt
+
+    def _sum(self, rows: list[int], terms: list) -> State:
+        """``state + dt sum a x`` of ``terms`` for ``rows``, stacked, in the plain sum's order."""
+        out = jax.tree.map(lambda a: a[None], self.state)
+        for kind, i, x, _ in sorted(terms, key=lambda t: (t[0] == "im", t[1])):
+            x = x() if callable(x) else x
+            c = self._coefs(kind, i, rows, x)
+            out = jax.tree.map(lambda o, v, c=c: o + c.reshape((-1,) + (1,) * v.ndim) * v[None], out, x)
         return out
+
+    def add_implicit(self, i: int, y: State, rhs: State, g: float) -> None:
+        """``L_i = (y - rhs) / (g dt)``; while the terms are kept, as ``y`` and the terms of ``rhs``."""
+        dt = self.dt
+        if self._summed() or self.taken is None:
+            self.add("im", i, jax.tree.map(lambda a, b: (a - b) / (g * dt), y, rhs))
+            return
+        terms = self.taken
+
+        def form():  # (y - rhs) / (g dt), with rhs's terms subtracted one by one (not rhs formed again)
+            out = jax.tree.map(lambda a, b: a - b, y, self.state)
+            for kind, j, x, _ in terms:
+                c = self.table[kind][i][j]
+                out = jax.tree.map(lambda o, v, c=c: o - (dt * c) * v, out, x)
+            return jax.tree.map(lambda o: o / (g * dt), out)
+        self.terms.append(("im", i, form, [y] + [r for t in terms for r in t[3]]))
+
+    def add(self, kind: str, i: int, x: State, split: bool = False) -> None:
+        """Add ``dt a[r][i] x`` to every row ``r`` to come (``a``: the explicit or implicit tableau); ``split``:
+        the next row leaves the stack with it (the last term before its stage)."""
+        if not self._summed():
+            self.terms.append((kind, i, x, [x]))
+            registers = {id(self.state)} | {id(r) for t in self.terms for r in t[3]}
+            if split and len(registers) > len(self.rows):
+                full = self._sum(self.rows, self.terms)
+                self.head = jax.tree.map(lambda a: _own_buffer(a[0]), full)
+                self.rest = jax.tree.map(lambda a: _own_buffer(a[1:]), full) if len(self.rows) > 1 else None
+                self.terms = []
+            return
+        coefs = self._coefs(kind, i, self.rows, x)
+        if self.head is not None:
+            self.head = jax.tree.map(lambda h, v: _own_buffer(h + coefs[0] * v), self.head, x)
+            coefs = coefs[1:]
+        if self.rest is None:
+            return
+        split = split and self.head is None and len(self.rows) > 1
+
+        def one(o, v):
+            out = o + coefs.reshape((-1,) + (1,) * v.ndim) * v[None]
+            return (_own_buffer(out[0]), _own_buffer(out[1:])) if split else _own_buffer(out)
+        new = jax.tree.map(one, self.rest, x)
+        if split:
+            self.head = jax.tree.map(lambda _, n: n[0], self.rest, new)
+            new = jax.tree.map(lambda _, n: n[1], self.rest, new)
+        self.rest = new
 
     def take(self, r: int) -> State:
-        """Row ``r``'s sum; its registers are released."""
+        """Row ``r``'s sum (the next row), dropped from the rows to come."""
         if r == 0:
             return self.state
-        out = self._sum(r)
-        for j in range(r):
-            if self.im[r][j] != 0:
-                out = self._add(out, self.im[r][j], self.li[j])
-        del self.base[r], self.pending[r]
-        self._release()
+        assert self.rows[0] == r, (self.rows, r)
+        self.rows.pop(0)
+        if not self._summed():
+            self.taken = [t for t in self.terms if self.table[t[0]][r][t[1]] != 0]
+            if not self.taken:
+                return self.state
+            return jax.tree.map(lambda a: a[0], self._sum([r], self.taken))
+        self.taken = None
+        if self.head is not None:
+            out, self.head = self.head, None
+            return out
+        out = jax.tree.map(lambda a: a[0], self.rest)
+        self.rest = jax.tree.map(lambda a: a[1:], self.rest) if self.rows else None
         return out
-
-    def needs_im(self, i: int) -> bool:
-        return any(self.im[r][i] for r in self.base if r > i)
-
-    def needs_ex(self, i: int) -> bool:
-        return any(self.ex[r][i] for r in self.base if r > i)
-
-    def put_im(self, i: int, x: State) -> None:
-        self.li[i] = x
-
-    def put_ex(self, i: int, x: State) -> None:
-        self.nl[i] = x
-        for r in self.base:
-            if r > i and self.ex[r][i] != 0:
-                self.pending[r].append(i)
-
-    def compact(self, i: int) -> None:
-        """Add the pending ``N_j`` into the running sums of the rows after ``i`` where that holds fewer arrays."""
-        later = [r for r in self.base if r > i]
-        raw = {("base", id(self.base[r])) for r in later} | {("N", j) for r in later for j in self.pending[r]}
-        if len([r for r in later if self.pending[r]]) < len(raw):
-            for r in later:
-                if self.pending[r]:
-                    self.base[r], self.pending[r] = jax.tree.map(_own_buffer, self._sum(r)), []
-            self._release()
-
-    def _release(self) -> None:
-        used = {j for p in self.pending.values() for j in p}
-        self.nl = {j: x for j, x in self.nl.items() if j in used}
-        self.li = {j: x for j, x in self.li.items() if any(self.im[r][j] for r in self.base)}
 
 
 def _own_buffer(x: jax.Array) -> jax.Array:

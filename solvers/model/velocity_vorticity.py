@@ -16,10 +16,16 @@ grid's spectral sharding, ``F = 1`` in 2D (``phi``/``U_1``), 2 in 3D (and ``g``/
 ``phi_t = h_v + nu lap phi`` with ``h_v = -d_0 (d_1 H_1 + d_2 H_2) + (d_1^2 + d_2^2) H_0`` and
 ``g_t = h_g + nu lap g`` with ``h_g = d_1 H_2 - d_2 H_1``, ``H = u x omega + body force``; ``U_t = H(kappa=0) +
 nu U''``. The implicit part is solved per horizontal wavenumber with the Chebyshev tau method
-(:mod:`solvers.bases._tau`): ``g`` and ``U`` by a Dirichlet Helmholtz solve, ``phi`` by two Helmholtz solves whose
+(:mod:`solvers.bases.tau`): ``g`` and ``U`` by a Dirichlet Helmholtz solve, ``phi`` by two Helmholtz solves whose
 boundary values of ``phi`` are fixed by the influence-matrix method so that ``v = v' = 0`` at both walls
 (Kleiser & Schumann 1980). Each solve is quasi-tridiagonal (O(ny) work and memory per wavenumber), local to the
 device (the wall-normal axis is unsharded in spectral space).
+
+Memory: a step holds what its stage values, running sums and one transform need. The factors keep per
+wavenumber ``phi``'s homogeneous solution and a few numbers (the solves form their row tables as they sweep), the
+solves of the fields run one after the other, and the nonlinear terms transform one field at a time
+(:meth:`WallVelocity.physical`, :meth:`WallVelocity.spectra`), each result in a buffer of its own
+(:func:`own_buffer`).
 """
 
 from __future__ import annotations
@@ -136,18 +142,44 @@ class WallVelocity:
             return [u[1] * w, -u[0] * w]
         return [u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]]
 
-    def physical(self, fields, padded: bool = True) -> list[jax.Array]:
-        """Physical values of spectral fields (a list, or stacked on a leading axis), one transform at a time: on
-        the points where products are formed (``padded``, :meth:`~solvers.Grid.to_physical`) or on the grid's
-        own (:meth:`~solvers.Grid.backward`). One transform's work space at a time instead of one as large as all
-        fields: XLA frees each transform's buffers before the next, where a batched transform holds them for all."""
-        fn = self.grid.to_physical if padded else self.grid.backward
-        return [own_buffer(fn(f)) for f in fields]
+    def physical(self, fields, padded: bool = True, after: jax.Array | None = None) -> list[jax.Array]:
+        """Physical values of spectral fields (a list, or stacked on a leading axis), one transform after the
+        other: on the points where products are formed (``padded``, :meth:`~solvers.Grid.to_physical`) or on the
+        grid's own (:meth:`~solvers.Grid.backward`); the first once ``after`` (an array) has been computed.
 
-    def spectra(self, fields) -> list[jax.Array]:
-        """Dealiased spectra of physical products (:meth:`~solvers.Grid.from_physical`), one transform at a
-        time (see :meth:`physical`)."""
-        return [self.grid.from_physical(f) for f in fields]
+        A batched transform, or transforms XLA may interleave, hold the work space of each field at once (for a
+        Chebyshev axis the transform's own input is complex and on twice the points); one after the other they
+        hold one, and each result is a buffer of its own (:func:`own_buffer`)."""
+        fn = self.grid.to_physical if padded else self.grid.backward
+        out = []
+        for f in fields:
+            out.append(own_buffer(fn(self.after(f, after))))
+            after = out[-1]
+        return out
+
+    def spectra(self, fields, after: jax.Array | None = None) -> list[jax.Array]:
+        """Dealiased spectra of physical products (:meth:`~solvers.Grid.from_physical`), one transform after the
+        other (see :meth:`physical`)."""
+        out = []
+        for f in fields:
+            out.append(self.grid.from_physical(self.after(f, after)))
+            after = out[-1]
+        return out
+
+    def after(self, x: jax.Array, y: jax.Array | None) -> jax.Array:
+        """``x``, computed once ``y`` has been: ``x + 0 y_0`` with ``y_0`` the first entry of each device's block
+        of ``y`` (a data dependency at no cost, no communication; ``x`` itself where ``y`` is None, or where the
+        mesh does not type the arrays' shardings)."""
+        if y is None:
+            return x
+
+        g = self.grid
+        if g.mesh.size == 1:
+            return _after(x, y)
+        if not g.explicit:
+            return x
+        specs = [jax.typeof(a).sharding.spec for a in (x, y)]
+        return jax.shard_map(_after, mesh=g.mesh, in_specs=tuple(specs), out_specs=specs[0], check_vma=False)(x, y)
 
     def tendency(self, H: jax.Array, mean_force: jax.Array | float = 0.0) -> jax.Array:
         """The explicit right-hand side of the state from the spectrum of ``H = u x omega + body force``:
@@ -171,7 +203,7 @@ class WallVelocity:
         and, with ``flux``, its response to a uniform pressure gradient (replicated).
 
         The per-wavenumber factors keep no per-row tables (:func:`~solvers.bases.tau.helmholtz_factor` with
-        ``tables=False``: each solve forms them as it sweeps, the same values): what a step carries is ``phi``'s
+        ``tables=False``: each solve forms them as it sweeps, with the same operations): a step carries ``phi``'s
         homogeneous solution (one real number per coefficient and wavenumber) and a few numbers per wavenumber,
         against ten tables of that size with the tables."""
         hs = jnp.asarray(h * nu / self.scale, self.grid.dtype)  # h nu d^2/dx^2 = hs d^2/dy^2
@@ -206,8 +238,8 @@ class WallVelocity:
             if flux is not None:
                 u = u + (flux - 0.5 * _tau.integrate(u)) / (0.5 * _tau.integrate(unit)) * unit
             out = [jnp.where(k2 > 0, phi, u)]
-            if self.dim == 3:
-                out.append(_tau.helmholtz_solve(clamped.phi_factor, -r[1] / hs))
+            if self.dim == 3:  # g after phi: one solve's buffers at a time
+                out.append(_tau.helmholtz_solve(clamped.phi_factor, -_after(r[1], out[0]) / hs))
             return jnp.stack(out)
 
         unit = factor.get("unit", jnp.zeros(()))
@@ -231,7 +263,10 @@ class WallVelocity:
         """``y`` with ``(I - h kappa lap) y = rhs`` and ``y = 0`` at the walls (``factor`` from :meth:`scalar_factor`),
         for the scalar fields stacked along ``rhs``'s leading axis (spectral, the state's sharding)."""
         def local(r, f, hs):
-            return jnp.stack([_tau.helmholtz_solve(f, -r[i] / hs) for i in range(r.shape[0])])
+            out = []
+            for i in range(r.shape[0]):  # one after the other
+                out.append(_tau.helmholtz_solve(f, -_after(r[i], out[-1] if out else None) / hs))
+            return jnp.stack(out)
         return self.grid.local_map(local, rhs, factor["factor"], scalars=(factor["hs"],))
 
     def divergence(self, f: jax.Array) -> jax.Array:
@@ -259,6 +294,11 @@ class WallVelocity:
         for i in range(1, self.dim):
             rate = rate + jnp.abs(u_phys[i]) / g.spacing[i]
         return jnp.max(rate)
+
+
+def _after(x: jax.Array, y: jax.Array | None) -> jax.Array:
+    """``x + 0 y_0`` (``y_0`` the first entry of ``y``): ``x``, computed once ``y`` has been (``x`` if None)."""
+    return x if y is None else x + (0 * jnp.real(y.ravel()[0])).astype(x.dtype)
 
 
 def own_buffer(x: jax.Array) -> jax.Array:

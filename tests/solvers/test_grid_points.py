@@ -155,23 +155,23 @@ def test_the_main_job_runs_30_cubed_on_8_devices_and_resumes_on_2(tmp_path, mesh
         return table, json.loads((tmp_path / name / "run.json").read_text())
 
     eight, info = run("eight", meshes["slab"])
-    assert "its 30^3 modes are held on 30x32x30 points" in capsys.readouterr().out
-    assert info["points"] == [30, 32, 30] and info["mesh"] == {"x": 8}
+    assert "its 30^3 modes are held on 30x30x32 points" in capsys.readouterr().out
+    assert info["points"] == [30, 30, 32] and info["mesh"] == {"x": 8}
     true30, info2 = run("two", two)
     assert info2["points"] == [30, 30, 30]
     assert list(eight["step"]) == list(range(7))
     for name in ("energy", "enstrophy"):
         np.testing.assert_allclose(eight[name], true30[name], rtol=1e-12, atol=0)
-    # The 8-device run's checkpoint (on 30x32x30 points) resumes on 2 devices, on the same points.
+    # The 8-device run's checkpoint (on 30x30x32 points) resumes on 2 devices, on the same points.
     (tmp_path / "eight" / "checkpoints" / "6").rename(tmp_path / "six")  # keep step 3 only
     resumed, info3 = run("eight", two, resume=True)
-    assert info3["points"] == [30, 32, 30] and info3["mesh"] == {"x": 2}
+    assert info3["points"] == [30, 30, 32] and info3["mesh"] == {"x": 2}
     assert list(resumed["step"]) == list(range(7))
     for name in ("energy", "enstrophy"):
         np.testing.assert_allclose(resumed[name], eight[name], rtol=1e-12, atol=0)
     # The 2-device checkpoint holds 30^3 points, which 8 devices cannot: refused, naming the points.
     with pytest.raises(ConfigError, match=r"holds its fields on 30\^3 points, but this mesh holds the 30\^3 grid "
-                                          r"on 30x32x30"):
+                                          r"on 30x30x32"):
         run("two", meshes["slab"], resume=True, max_steps=9)
 
 
