@@ -41,3 +41,41 @@ def pytest_collection_modifyitems(config, items):
         parts = path.relative_to(here).parts if path.is_relative_to(here) else ()
         if parts and parts[0] in _SERIAL_DIRS:
             item.add_marker(pytest.mark.serial)
+
+
+# Opt-in accounting of where the suite's time goes: XFFT_TEST_COMPILES=FILE appends one JSON line per test (its
+# node id, wall seconds, XLA programs compiled in this process, their compile seconds and tracing seconds) to FILE
+# (every pytest worker appends to the same file). Subprocesses a test starts are not counted.
+_COMPILES = os.environ.get("XFFT_TEST_COMPILES")
+if _COMPILES:
+    import json
+    import time
+
+    from jax import monitoring
+
+    _tally = {"programs": 0, "compile_s": 0.0, "trace_s": 0.0, "cache_hits": 0}
+
+    def _on_duration(event, duration, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            _tally["programs"] += 1
+            _tally["compile_s"] += duration
+        elif event == "/jax/core/compile/jaxpr_trace_duration":
+            _tally["trace_s"] += duration
+
+    def _on_event(event, **_):
+        if event == "/jax/compilation_cache/cache_hits":
+            _tally["cache_hits"] += 1
+
+    monitoring.register_event_duration_secs_listener(_on_duration)
+    monitoring.register_event_listener(_on_event)
+
+    import pytest
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        before, start = dict(_tally), time.perf_counter()
+        yield
+        row = {k: round(v - before[k], 2) for k, v in _tally.items()}
+        row.update(test=item.nodeid, seconds=round(time.perf_counter() - start, 2))
+        with open(_COMPILES, "a") as f:
+            f.write(json.dumps(row) + "\n")
