@@ -38,6 +38,8 @@ COMMANDS = {
                                 "benchmarks/channel_reference.py RUN --out benchmarks/results/channel/minimal_cpu",
     "solver_step_gpu_decompose.json": "python benchmarks/solver_step.py --driver --decompose --driver-steps 400 "
                                       "--repeats 5 --tag _gpu",
+    "solver_step_gpu_decompose_rows.json": "python benchmarks/solver_step.py --driver --decompose --driver-steps 400 "
+                                           "--repeats 5 --n3d 32 --tag _gpu_decompose_rows",
     "profile_step_2d/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes-2d --n 256 "
                                          "--out benchmarks/results/profile_step_2d",
     "profile_step_3d/profile_step.json": "python benchmarks/profile_step.py --equation navier-stokes --n 64 "
