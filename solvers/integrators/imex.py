@@ -43,7 +43,7 @@ class IMEX(Integrator):
     """Additive IMEX Runge-Kutta (default ARS(4,4,3), 3rd order, 4 nonlinear evaluations per step).
 
     Each implicit stage solves ``(I - a_ii dt L) y = rhs`` with the equation's
-    :meth:`~solvers.Equation.implicit_solve` (a division for a diagonal ``L``; banded solves with boundary
+    :meth:`~solvers.ImplicitLinear.implicit_solve` (a division for a diagonal ``L``; banded solves with boundary
     conditions for a wall-normal Chebyshev axis), the factors prepared once per ``dt`` by ``implicit_factor``.
     Where a later stage needs ``L y`` of an implicit stage and ``L`` is not diagonal, it is ``(y - rhs) / (a_ii
     dt)``: exactly the operator the solve inverted, boundary conditions and tau terms included.
