@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .base import Event, Output, Row, RunInfo, writable_directory
@@ -227,8 +228,21 @@ def plane(grid, field, spec: PlotSpec):
     """The plane ``spec`` asks for of a physical ``field``, replicated (traceable: computed on the devices)."""
     axis, index, transpose, _, _ = plane_layout(grid, spec)
     if axis is not None:
-        field = jax.lax.index_in_dim(field, index, axis=axis, keepdims=False)
+        field = _take(field, index, axis)
     return grid.replicate(field.T if transpose else field)
+
+
+def _take(field: jax.Array, index: int, axis: int) -> jax.Array:
+    """``field``'s plane ``index`` along ``axis``. Along an axis an Explicit mesh shards (one that may not split
+    the plane's neighbours evenly, e.g. 32 points of a 30^3 run on 8 devices) as a one-hot sum: each device
+    reduces its own block, no field is gathered."""
+    spec = getattr(jax.typeof(field).sharding, "spec", None)
+    if spec is None or axis >= len(spec) or spec[axis] is None:
+        return jax.lax.index_in_dim(field, index, axis=axis, keepdims=False)
+    shape = [1] * field.ndim
+    shape[axis] = field.shape[axis]
+    onehot = (jnp.arange(field.shape[axis]) == index).astype(field.dtype).reshape(shape)
+    return jnp.sum(field * onehot, axis=axis)
 
 
 class Plots(Output):
