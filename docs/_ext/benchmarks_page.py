@@ -31,7 +31,9 @@ COMMANDS = {
                             "--tag _gpu",
     "solver_step_gpu_ab.json": "python benchmarks/solver_step.py --driver --platform auto (six runs, collected)",
     "solver_step_gpu_final.json": "python benchmarks/solver_step.py --driver --platform auto --tag _gpu_final",
-    "walls.json": "python benchmarks/walls.py",
+    "walls.json": "python benchmarks/walls.py --baseline CHECKOUT_BEFORE --rounds 1 --repeats 5",
+    "startup.json": "python benchmarks/startup.py --before CHECKOUT_BEFORE --only demo 'tgv 64^3 to t=2' 'ns 30^3' "
+                    "'channel TS' 'no-slip convection' 'couette OS'",
     "channel/re_tau_180_gpu.json": "bash benchmarks/gpu_channel.sh OUT 150 250; python benchmarks/channel_reference.py "
                                    "OUT --out benchmarks/results/channel/re_tau_180_gpu",
     "channel/minimal_cpu.json": "python -m solvers run channel --preset re-tau-180-minimal --out RUN; python "
