@@ -211,8 +211,9 @@ class Channel(Equation):
         """The Lamb vector's tendency, its fields transformed one at a time (:meth:`WallVelocity.physical`)."""
         kmm = self.kmm
         u = self._velocity_parts(s)
-        w = kmm.physical(kmm.vorticity_parts(u, s))
-        u = kmm.physical(u, after=w[-1])
+        w = kmm.vorticity_parts(u, s)
+        p = kmm.physical(w + u)  # one after the other, or together where small
+        w, u = p[: len(w)], p[len(w):]
         H = kmm.lamb_parts(u, w if self.dim == 3 else w[0])
         return own_buffer(kmm.tendency(kmm.spectra(H, after=u[-1]), self._mean_force()))
 

@@ -73,9 +73,9 @@ class RayleighBenardNoSlip(RayleighBenard):
         (:meth:`WallVelocity.physical`)."""
         kmm, d = self.kmm, self.dim
         u, _ = kmm.velocity_parts(s[: self.nv])
-        wp = kmm.physical(kmm.vorticity_parts(u, s[: self.nv]))
-        up = kmm.physical(u, after=wp[-1])
-        (th,) = kmm.physical(s[self.nv:], after=up[-1])
+        w = kmm.vorticity_parts(u, s[: self.nv])
+        p = kmm.physical(w + u + [s[self.nv]])  # one after the other, or together where small
+        wp, up, th = p[: len(w)], p[len(w): len(w) + d], p[-1]
         H = kmm.lamb_parts(up, wp if d == 3 else wp[0])
         H[0] = H[0] + self.Ra * self.Pr * th
         velocity = own_buffer(kmm.tendency(kmm.spectra(H, after=th)))

@@ -259,7 +259,11 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 def _where_go(synced: bool, go: jax.Array, step: Callable[[State], State], state: State) -> State:
     """``step(state)`` where ``go``, else ``state``: a ``lax.cond``, or where ``synced`` (a GPU) the step taken
     anyway and selected with ``jnp.where`` (a step is wasted only where ``go`` is False: the last step tried of a
-    segment)."""
+    segment). Where ``go`` is a concrete True (a given dt), just ``step(state)``: a ``lax.cond`` on a constant is
+    still staged, and under reverse mode its partial evaluation traces the whole step again (a channel's gradient
+    traced in 48 s with it, in 2 s without)."""
+    if go is True or _always(go):
+        return step(state)
     if not synced:
         return jax.lax.cond(go, step, lambda s: s, state)
     return jax.tree.map(lambda a, b: jnp.where(go, a, b), step(state), state)

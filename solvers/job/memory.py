@@ -182,7 +182,8 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
     grid the mesh cannot hold; the probe grows (x2, x4) until one is held, else the run's own grid is compiled
     (compiling allocates nothing). ``stepper(eq, integ)`` is the run's step programs on it (an object with
     ``lower()``; its errors are the run's own, not the probe's). ``run_points``: the run's points, for equations
-    whose programs depend on the grid's size (:attr:`~solvers.model.VelocityEquation.planned_points`).
+    whose programs depend on the grid's size (:attr:`~solvers.model.VelocityEquation.planned_points`, and
+    :attr:`~solvers.WallVelocity.planned_points` of a wall equation's ``kmm``).
     """
     candidates = []
     if math.prod(shape) <= PROBE_POINTS:
@@ -198,8 +199,10 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
             eq, integ = make(probe)
         except (ValueError, TypeError):
             continue
-        if run_points is not None and hasattr(eq, "planned_points"):
-            eq.planned_points = tuple(run_points)  # the run's programs, not the probe grid's own
+        if run_points is not None:  # the run's programs, not the probe grid's own
+            for part in (eq, getattr(eq, "kmm", None)):  # the equation; a wall equation's velocity machinery
+                if hasattr(part, "planned_points"):
+                    part.planned_points = tuple(run_points)
         return Estimate(tuple(shape), probe, devices, program_bytes(eq, stepper(eq, integ), ic, ic_params))
     raise ValueError(f"no grid of the proportions {shape_text(shape)} can be built on this mesh")
 

@@ -25,7 +25,9 @@ Memory: a step holds what its stage values, running sums and one transform need.
 wavenumber ``phi``'s homogeneous solution and a few numbers (the solves form their row tables as they sweep), the
 solves of the fields run one after the other, and the nonlinear terms transform one field at a time
 (:meth:`WallVelocity.physical`, :meth:`WallVelocity.spectra`), each result in a buffer of its own
-(:func:`own_buffer`).
+(:func:`own_buffer`). Where a field's block on one device is small (:data:`BATCH_BYTES`), memory is no concern
+and the latency of each transform's all-to-all is: the fields of one call are then transformed together
+(:attr:`WallVelocity.batched`).
 """
 
 from __future__ import annotations
@@ -39,12 +41,21 @@ from ..bases import Chebyshev, Fourier
 from ..bases import tau as _tau
 from ..grids import Grid, safe_inverse
 
+#: The largest block of one physical field (bytes on one device, on the points where products are formed) whose
+#: fields :class:`WallVelocity` transforms together by default: below it a step's cost is the number of
+#: transforms (each an all-to-all on a sharded grid), not their memory. A 25x32 convection cell on 8 devices
+#: holds 2 KB per device (batched: three transforms a stage, not nine), a 33x32x32 channel 115 KB (one at a time).
+BATCH_BYTES = 64 * 1024
+
 
 class WallVelocity:
     """The velocity-vorticity machinery of a grid whose axis 0 is a no-slip Chebyshev axis.
 
     Args:
       grid: a 2D or 3D :class:`~solvers.Grid`, axis 0 :class:`~solvers.bases.Chebyshev`, the others Fourier.
+      batched: transform the fields of one :meth:`physical` or :meth:`spectra` call together (one transform,
+        one all-to-all on a sharded grid) rather than one after the other (each transform's work space alone).
+        None (default): together where one field's block on a device is at most :data:`BATCH_BYTES`.
 
     The viscosity is an argument of :meth:`solve` (read from the equation at every call, so a parameter replaced
     by :meth:`~solvers.Equation.with_params`, e.g. traced for a gradient, takes effect).
@@ -53,14 +64,38 @@ class WallVelocity:
       ValueError: a grid of another shape of bases.
     """
 
-    def __init__(self, grid: Grid):
+    def __init__(self, grid: Grid, batched: bool | None = None):
         if not isinstance(grid.bases[0], Chebyshev) or not all(isinstance(b, Fourier) for b in grid.bases[1:]):
             raise ValueError(f"a wall-bounded velocity needs a Chebyshev axis 0 and Fourier axes, got {grid.bases}")
+        self.batched = batched
         self.grid = grid
         self.dim = grid.ndim
         self.fields = grid.ndim - 1
         self.length = grid.bases[0].length
         self.scale = (self.length / 2) ** 2  # d^2/dx^2 = d^2/dy^2 / scale on the reference interval [-1, 1]
+
+    #: the run's grid points where this machinery is built on a smaller grid to compile the run's programs (the
+    #: memory check's probe): :attr:`batched` then decides as for the run
+    planned_points: tuple[int, ...] | None = None
+
+    @property
+    def batched(self) -> bool:
+        """Whether the fields of one :meth:`physical` or :meth:`spectra` call are transformed together: as given,
+        else where one physical field's block on a device (the run's, :attr:`planned_points`) is at most
+        :data:`BATCH_BYTES`."""
+        if self._batched is not None:
+            return self._batched
+        g = self.grid
+        points = float(np.prod(self.planned_points or g.shape))
+        if g.dealias_rule == "3/2":
+            points *= np.prod(g.padded.shape) / np.prod(g.shape)
+        return points * g.dtype.itemsize / g.mesh.size <= BATCH_BYTES
+
+    @batched.setter
+    def batched(self, value: bool | None) -> None:
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"batched must be a bool or None, got {value!r}")
+        self._batched = value
 
     # ----- wavenumbers -------------------------------------------------------------------------------
     def _k(self, axis: int, odd: bool, local: bool) -> jax.Array:
@@ -149,8 +184,11 @@ class WallVelocity:
 
         A batched transform, or transforms XLA may interleave, hold the work space of each field at once (for a
         Chebyshev axis the transform's own input is complex and on twice the points); one after the other they
-        hold one, and each result is a buffer of its own (:func:`own_buffer`)."""
+        hold one, and each result is a buffer of its own (:func:`own_buffer`). Where the fields are small
+        (:attr:`batched`) they are transformed together: one transform, one all-to-all."""
         fn = self.grid.to_physical if padded else self.grid.backward
+        if self.batched:
+            return list(fn(self._stack(fields, after)))
         out = []
         for f in fields:
             out.append(own_buffer(fn(self.after(f, after))))
@@ -159,12 +197,19 @@ class WallVelocity:
 
     def spectra(self, fields, after: jax.Array | None = None) -> list[jax.Array]:
         """Dealiased spectra of physical products (:meth:`~solvers.Grid.from_physical`), one transform after the
-        other (see :meth:`physical`)."""
+        other (together where :attr:`batched`; see :meth:`physical`)."""
+        if self.batched:
+            return list(self.grid.from_physical(self._stack(fields, after)))
         out = []
         for f in fields:
             out.append(self.grid.from_physical(self.after(f, after)))
             after = out[-1]
         return out
+
+    def _stack(self, fields, after: jax.Array | None) -> jax.Array:
+        """The fields stacked on a leading axis, computed once ``after`` has been."""
+        fields = list(fields)
+        return jnp.stack([self.after(fields[0], after)] + fields[1:])
 
     def after(self, x: jax.Array, y: jax.Array | None) -> jax.Array:
         """``x``, computed once ``y`` has been: ``x + 0 y_0`` with ``y_0`` the first entry of each device's block
