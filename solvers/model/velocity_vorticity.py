@@ -25,8 +25,8 @@ Memory: a step holds what its stage values, running sums and one transform need.
 wavenumber ``phi``'s homogeneous solution and a few numbers (the solves form their row tables as they sweep), the
 solves of the fields run one after the other, and the nonlinear terms transform one field at a time
 (:meth:`WallVelocity.physical`, :meth:`WallVelocity.spectra`), each result in a buffer of its own
-(:func:`own_buffer`). Where a field's block on one device is small (:data:`BATCH_BYTES`), memory is no concern
-and the latency of each transform's all-to-all is: the fields of one call are then transformed together
+(:func:`own_buffer`). Where a field's block on one device is small (at most ``BATCH_BYTES``, 64 KiB), memory is
+no concern and the latency of each transform's all-to-all is: the fields of one call are then transformed together
 (:attr:`WallVelocity.batched`).
 """
 
@@ -55,7 +55,7 @@ class WallVelocity:
       grid: a 2D or 3D :class:`~solvers.Grid`, axis 0 :class:`~solvers.bases.Chebyshev`, the others Fourier.
       batched: transform the fields of one :meth:`physical` or :meth:`spectra` call together (one transform,
         one all-to-all on a sharded grid) rather than one after the other (each transform's work space alone).
-        None (default): together where one field's block on a device is at most :data:`BATCH_BYTES`.
+        None (default): together where one field's block on a device is at most ``BATCH_BYTES`` (64 KiB).
 
     The viscosity is an argument of :meth:`solve` (read from the equation at every call, so a parameter replaced
     by :meth:`~solvers.Equation.with_params`, e.g. traced for a gradient, takes effect).
@@ -82,7 +82,7 @@ class WallVelocity:
     def batched(self) -> bool:
         """Whether the fields of one :meth:`physical` or :meth:`spectra` call are transformed together: as given,
         else where one physical field's block on a device (the run's, :attr:`planned_points`) is at most
-        :data:`BATCH_BYTES`."""
+        ``BATCH_BYTES`` (64 KiB)."""
         if self._batched is not None:
             return self._batched
         g = self.grid

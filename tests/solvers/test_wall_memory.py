@@ -7,7 +7,7 @@ devices (``solvers.job.memory``'s figure). The grids are the memory check's prob
 2D grid of about 192^2): a run's estimate is the probe's figure times :data:`~solvers.job.memory.HEADROOM`, so
 a step within ``bound / HEADROOM`` here is within ``bound`` at any size the check scales it to. The steps are
 compiled with the nonlinear terms' fields transformed one at a time, as every run whose blocks exceed
-:data:`~solvers.model.velocity_vorticity.BATCH_BYTES` has them (a smaller grid transforms them together: the
+``BATCH_BYTES`` (64 KiB, solvers.model.velocity_vorticity) has them (a smaller grid transforms them together: the
 last tests).
 """
 
