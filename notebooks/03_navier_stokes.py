@@ -120,8 +120,8 @@ jax.debug.visualize_array_sharding(u0[0, :, :, 0])
 # %% [markdown]
 # ## 3. A jitted loop
 #
-# `integ.advance(u, t0, dt, steps)` is the simplest way to step (a Python loop of one compiled step). To keep
-# the host out of the loop, put `CHUNK` steps in a `lax.fori_loop` inside one `jax.jit` and compute the
+# `integ.advance(u, t0, dt, steps)` is the simplest way to step (one compiled loop of `steps` steps). To also
+# record diagnostics along the way, put `CHUNK` steps in a `lax.fori_loop` inside one `jax.jit` and compute the
 # diagnostics (sharded reductions, replicated scalars) and the spectrum in the same compiled call. The device
 # arrays never leave the devices; only a few scalars per chunk come back.
 

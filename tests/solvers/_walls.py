@@ -7,6 +7,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from solvers import wall_grid
 
@@ -27,6 +28,31 @@ def energy_rate(out, t0: float, t1: float) -> float:
 
 
 def diagnostics(eq, s, dt=0.01):
-    """The equation's diagnostics of ``s`` as floats."""
+    """The equation's diagnostics of ``s`` as floats (one compiled program per equation, however many calls:
+    ``jax.jit`` of a bound method made anew each call would compile it again each time)."""
+    jitted = eq.__dict__.get("_tests_jitted_diagnostics")
+    if jitted is None:
+        jitted = eq.__dict__["_tests_jitted_diagnostics"] = jax.jit(eq.diagnostics)
     with jax.set_mesh(eq.grid.mesh):
-        return {k: float(v) for k, v in jax.jit(eq.diagnostics)(s, 0.0, dt).items()}
+        return {k: float(v) for k, v in jitted(s, 0.0, dt).items()}
+
+
+def max_change_and_diagnostics(eq, s, s0=None, dt=0.01):
+    """``max |s - s0|`` (``max |s|`` without ``s0``) and the equation's diagnostics of ``s``, as floats, from one
+    compiled program (eager array operations would compile one program each)."""
+    def both(s, s0):
+        return jnp.max(jnp.abs(s if s0 is None else s - s0)), eq.diagnostics(s, 0.0, dt)
+    with jax.set_mesh(eq.grid.mesh):
+        change, diag = jax.device_get(jax.jit(both)(s, s0))
+    return float(change), {k: float(v) for k, v in diag.items()}
+
+
+def fields_and_diagnostics(eq, s, dt=0.01, mean_profile=False):
+    """The equation's physical fields of ``s`` (numpy), its diagnostics (floats) and, if asked, its mean profile's
+    Chebyshev coefficients (numpy), from one compiled program."""
+    def both(s):
+        return eq.physical_fields(s), eq.diagnostics(s, 0.0, dt), eq.mean_profile(s) if mean_profile else None
+    with jax.set_mesh(eq.grid.mesh):
+        fields, diag, profile = jax.device_get(jax.jit(both)(s))
+    out = {k: np.asarray(v) for k, v in fields.items()}, {k: float(v) for k, v in diag.items()}
+    return out + ((np.asarray(profile),) if mean_profile else ())

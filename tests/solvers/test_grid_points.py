@@ -50,7 +50,7 @@ def test_the_grid_holds_every_shape_the_transforms_hold(meshes, kind):
         held.append(shape)
         f = np.random.default_rng(len(held)).standard_normal(shape)
         with jax.set_mesh(mesh):
-            c = grid.forward(jax.device_put(f, grid.real_sharding()))
+            c = jax.jit(grid.forward)(jax.device_put(f, grid.real_sharding()))  # one program, not op by op
             # the planned transform itself (xrfftn, norm="forward"), gathered, against numpy
             ref = np.fft.rfftn(f) / f.size
             ref = ref if grid.nyquist else ref[..., :-1]  # a 2D grid leaves out the Nyquist coefficient
@@ -74,7 +74,7 @@ def test_modes_on_more_points_keep_the_modes_of_the_grid(meshes):
     np.testing.assert_array_equal(np.asarray(three_halves.keep_tables()[0]).ravel(), m < 15)
     with jax.set_mesh(mesh):
         ones = jnp.ones((1,) + nat.spectral_shape, nat.cdtype)
-        kept = np.asarray(nat.truncate(jax.device_put(ones, nat.spectral_sharding(1))))[0]
+        kept = np.asarray(jax.jit(nat.truncate)(jax.device_put(ones, nat.spectral_sharding(1))))[0]
     assert kept.sum() == 29 * 29 * 15  # |m| < 15 on every axis: the modes of a 30-point grid but its Nyquist
     plain = SpectralGrid(16, mesh)
     assert not plain.stored_on_more_points and plain.modes == plain.shape
@@ -83,7 +83,7 @@ def test_modes_on_more_points_keep_the_modes_of_the_grid(meshes):
     # An initial condition built on the points holds only the grid's modes (the API as the main job).
     eq = NavierStokes(SpectralGrid(30, mesh, dtype=jnp.float64, points=32), nu=0.01)
     with jax.set_mesh(mesh):
-        u = np.asarray(eq.grid.to_natural(eq.initial_state("random-isotropic", seed=1)))
+        u = np.asarray(jax.jit(eq.grid.to_natural)(eq.initial_state("random-isotropic", seed=1)))
     m0, m2 = np.abs(np.fft.fftfreq(32, 1 / 32)), np.arange(17)
     outside = (m0[:, None, None] >= 15) | (m0[None, :, None] >= 15) | (m2[None, None, :] >= 15)
     assert np.abs(u[:, outside]).max() == 0 and np.abs(u[:, ~outside]).max() > 0
@@ -124,16 +124,16 @@ def test_navier_stokes_of_30_modes_on_8_devices_is_the_30_point_run(meshes, deal
 
     ref = equation(None, None)
     with jax.set_mesh(ref.grid.mesh):
-        u0 = np.asarray(ref.grid.to_natural(ref.initial_state("random-isotropic", seed=3)))
+        u0 = np.asarray(jax.jit(ref.grid.to_natural)(ref.initial_state("random-isotropic", seed=3)))
     rows = {}
     for kind in ("single", "slab", "pencil"):
         eq = ref if kind == "single" else equation(meshes[kind], 32)
         g = eq.grid
         with jax.set_mesh(g.mesh):
             c = u0 if kind == "single" else _pad_natural(u0, 30, 32)
-            u = g.from_natural(jax.device_put(c, g.natural_like(eq.abstract_state()).sharding))
+            u = jax.jit(g.from_natural)(jax.device_put(c, g.natural_like(eq.abstract_state()).sharding))
             u = INTEGRATORS["rk4"](eq).advance(u, 0.0, 0.005, 20)
-            rows[kind] = {k: float(v) for k, v in jax.device_get(eq.diagnostics(u, 0.0, 0.005)).items()}
+            rows[kind] = {k: float(v) for k, v in jax.device_get(jax.jit(eq.diagnostics)(u, 0.0, 0.005)).items()}
     for kind in ("slab", "pencil"):
         for name in ("energy", "enstrophy", "dissipation", "resolution"):
             a, b = rows["single"][name], rows[kind][name]

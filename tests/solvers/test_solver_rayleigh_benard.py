@@ -15,13 +15,13 @@ import xfft
 from solvers import (
     ETDRK4,
     IFRK4,
-    IMEX,
     REGISTRY,
     ConfigError,
     RayleighBenardFreeSlip,
     RayleighBenardNoSlip,
     RunConfig,
     SpectralGrid,
+    rollout,
     run,
 )
 from solvers.equations.rayleigh_benard import (
@@ -55,9 +55,15 @@ def _eigenmodes(eq: RayleighBenard, ks: list[tuple[float, ...]]):
     return eq.from_physical(fields)
 
 
-def _rates(eq: RayleighBenard, index: list[tuple[int, ...]], t: float, steps: int) -> np.ndarray:
+def _rates(eq: RayleighBenard, index: list[tuple[int, ...]], t: float, steps: int, run=None) -> np.ndarray:
+    """The growth rates of the modes ``index`` over ``t`` in ``steps`` IFRK4 steps; ``run``: a rollout of them on
+    an equation of the same grid, given ``eq``'s Ra and Pr as parameters (one compiled program for every Ra, Pr)."""
     s0 = _eigenmodes(eq, [tuple(2 * math.pi * n / L for n, L in zip(i, eq.grid.box_length[1:])) for i in index])
-    s1 = IFRK4(eq).advance(s0, 0.0, t / steps, steps)
+    if run is None:
+        s1 = IFRK4(eq).advance(s0, 0.0, t / steps, steps)
+    else:
+        assert run.steps == steps and run.dt == t / steps
+        s1 = run(s0, params={"Ra": eq.Ra, "Pr": eq.Pr})
     a0, a1 = np.asarray(s0)[eq.dim], np.asarray(s1)[eq.dim]
     return np.array([math.log(abs(a1[(1,) + i]) / abs(a0[(1,) + i])) / t for i in index])
 
@@ -68,8 +74,10 @@ def test_growth_rates_and_onset_2d(meshes):
     modes = [(n,) for n in (1, 2, 3, 4)]
     ks = [n * K_CRITICAL / 2 for n in (1, 2, 3, 4)]
     at_kc = {}
-    for Ra, Pr, steps in ((655.0, 1.0, 100), (660.0, 1.0, 100), (2500.0, 7.0, 400)):
-        got = _rates(RayleighBenardFreeSlip(grid, Ra=Ra, Pr=Pr), modes, 0.1, steps)
+    # every case in 400 steps (the stiffest, Pr = 7, needs them; the others take them too, to share one program)
+    run = rollout(RayleighBenardFreeSlip(grid), "ifrk4", dt=0.1 / 400, steps=400)
+    for Ra, Pr in ((655.0, 1.0), (660.0, 1.0), (2500.0, 7.0)):
+        got = _rates(RayleighBenardFreeSlip(grid, Ra=Ra, Pr=Pr), modes, 0.1, 400, run)
         exact = np.array([growth_rate(k, Ra, Pr) for k in ks])
         np.testing.assert_allclose(got, exact, rtol=2e-6, atol=1e-6)
         at_kc[Ra] = got[1]
@@ -150,14 +158,16 @@ def test_free_slip_runs_stay_bounded_with_the_energy_of_the_physical_fields(shap
     eq = RayleighBenardFreeSlip(grid, Ra=Ra, Pr=1.0)
     s = ETDRK4(eq).advance(eq.initial_state(ic, **({"seed": 1} if ic == "random" else {})), 0.0, dt,
                            int(round(t_end / dt)))
-    u, vert = (np.asarray(a) for a in jax.jit(_physical_energy(eq))(s))
+    # the fields and every diagnostic in one compiled program (eager calls would compile op by op)
+    (u, vert), energy, nu, plates = jax.device_get(jax.jit(lambda s: (
+        _physical_energy(eq)(s), eq.energy(s), eq.nusselt(s), eq.plate_nusselt(s)))(s))
+    u, vert, energy = np.asarray(u), np.asarray(vert), float(energy)
     physical = 0.5 * (np.sum(np.mean(u ** 2, axis=tuple(range(1, u.ndim)))) + np.mean(vert ** 2))
-    energy = float(eq.energy(s))
     assert abs(energy / physical - 1) < 1e-12
     assert energy < SPEC.variant({}).energy_bound(eq, 0.0) / 4
     if len(shape) == 2:
         assert abs(energy - 113.97495) < 1e-4
-        nu, (bottom, top) = float(eq.nusselt(s)), (float(v) for v in eq.plate_nusselt(s))
+        nu, (bottom, top) = float(nu), (float(v) for v in plates)
         assert abs(bottom - top) < 1e-12 and abs(nu / bottom - 1) < 1e-5  # measured 8.8e-7
 
 
@@ -175,16 +185,28 @@ def test_energy_past_the_physical_bound_stops_the_run(tmp_path):
 
 
 # ----- no-slip plates (issue 16) ---------------------------------------------------------------------------
-def _no_slip_rate(Ra: float, nz: int = 17) -> float:
-    """Growth rate of the kinetic energy's square root of the k = 3.117 roll between rigid plates (2D, one
-    critical wavelength, a 1e-8 perturbation: linear), from t = 0.5 to 1 (the faster modes have decayed)."""
+def _no_slip_rates(factors: tuple[float, ...], nz: int = 17) -> dict[float, float]:
+    """Growth rates of the kinetic energy's square root of the k = 3.117 roll between rigid plates at
+    ``Ra = Ra_c f`` (2D, one critical wavelength, a 1e-8 perturbation: linear), from t = 0.5 to 1 (the faster modes
+    have decayed). One compiled program for every Ra: the rollout takes Ra as a traced parameter and keeps the
+    states at t = 0.5 and 1 (steps 250 and 500 of 2e-3), whose energies it computes in the same program."""
     L = 2 * math.pi / K_CRITICAL_NO_SLIP
     grid = RayleighBenardNoSlip.make_grid((nz, 8), None, lengths=(L,), dtype=jnp.float64)
-    eq = RayleighBenardNoSlip(grid, Ra=Ra, Pr=1.0, amplitude=1e-8)
-    integ = IMEX(eq)
-    s1 = integ.advance(eq.initial_state("single-mode"), 0.0, 2e-3, 250)
-    s2 = integ.advance(s1, 0.5, 2e-3, 250)
-    return math.log(float(eq.energy(s2)) / float(eq.energy(s1))) / 2 / 0.5
+    eq = RayleighBenardNoSlip(grid, Ra=RA_CRITICAL_NO_SLIP, Pr=1.0, amplitude=1e-8)
+    s0 = eq.initial_state("single-mode")  # the same state at every Ra (the amplitude sets it)
+    run = rollout(eq, "imex", dt=2e-3, steps=500, save_every=250)
+
+    @jax.jit
+    def energies(s0, Ra):
+        both = run(s0, params={"Ra": Ra})
+        return jax.vmap(eq.energy)(both)
+
+    out = {}
+    with jax.set_mesh(grid.mesh):
+        for f in factors:
+            e1, e2 = (float(e) for e in energies(s0, RA_CRITICAL_NO_SLIP * f))
+            out[f] = math.log(e2 / e1) / 2 / 0.5
+    return out
 
 
 def test_no_slip_onset_is_bracketed_by_the_solvers_growth_rates():
@@ -194,7 +216,7 @@ def test_no_slip_onset_is_bracketed_by_the_solvers_growth_rates():
     and +0.012995 against -0.013001 and +0.012996)."""
     from solvers.stability import rayleigh_benard as linear
 
-    rates = {f: _no_slip_rate(RA_CRITICAL_NO_SLIP * f) for f in (1 - 1e-3, 1 + 1e-3)}
+    rates = _no_slip_rates((1 - 1e-3, 1 + 1e-3))
     assert rates[1 - 1e-3] < 0 < rates[1 + 1e-3], rates
     for f, r in rates.items():
         assert abs(r - linear.growth_rate(K_CRITICAL_NO_SLIP, RA_CRITICAL_NO_SLIP * f, 1.0)) < 1e-5, (f, r)

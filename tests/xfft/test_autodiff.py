@@ -31,20 +31,25 @@ def _input(name, m):
         grid_sharding(m, SHAPE), SHAPE, real=True))
 
 
+_REF_GRADS: dict = {}  # per pytest worker: the reference gradient of each transform, shared by both meshes
+
+
 @pytest.mark.parametrize("mesh_shape,axis_types", MESHES, ids=["slab-explicit", "pencil-auto"])
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 def test_grad_matches_single_device_jnp(name, mesh_shape, axis_types):
     f, ref, real = TRANSFORMS[name]
     m = mesh(mesh_shape, axis_types)
     a, x = _input(name, m)
-    w = random(np.shape(ref(a)), np.float64, seed=1)
+    w = random(jax.eval_shape(ref, a).shape, np.float64, seed=1)
 
     def loss(fn):
         return lambda x: jnp.sum(w * jnp.abs(fn(x)) ** 2) + jnp.sum(w * jnp.real(fn(x)))
 
     g = jax.jit(jax.grad(loss(f)))(x)
-    g_ref = jax.grad(loss(ref))(jnp.asarray(a))
-    assert rel_err(g, g_ref) < 1e-12
+    # the single-device reference in one program (op by op, each jnp call compiles its own), once per transform
+    if name not in _REF_GRADS:
+        _REF_GRADS[name] = jax.jit(jax.grad(loss(ref)))(jnp.asarray(a))
+    assert rel_err(g, _REF_GRADS[name]) < 1e-12
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))

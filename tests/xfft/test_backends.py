@@ -172,6 +172,12 @@ JD_CASES = [((8,), "auto", np.complex64), ((8,), "explicit", np.complex64), ((8,
 JD_CASES = [c + ("kernel",) for c in JD_CASES] + [c + ("pfft3d",) for c in JD_CASES if len(c[0]) == 2]
 
 
+def _jd_and_native(x, backend):
+    """``(forward on backend, its inverse, native's forward)``: the three transforms of one check, for one jit."""
+    k = xfft.xfft3d(x, backend=backend)
+    return k, xfft.ixfft3d(k, backend=backend), xfft.xfft3d(x, backend="native")
+
+
 def _ids(v):
     return "x".join(map(str, v)) if isinstance(v, tuple) else getattr(v, "__name__", v)
 
@@ -187,9 +193,8 @@ def test_jaxdecomp_matches_numpy_and_native_layout(mesh_shape, axis_types, dtype
     backend = _jd(engine=engine)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallbackWarning)
-        k = jax.jit(lambda x: xfft.xfft3d(x, backend=backend))(x)
-        back = jax.jit(lambda k: xfft.ixfft3d(k, backend=backend))(k)
-    k_native = jax.jit(lambda x: xfft.xfft3d(x, backend="native"))(x)
+        # one program: forward, inverse, native's forward
+        k, back, k_native = jax.jit(_jd_and_native, static_argnames="backend")(x, backend)
     ref = np.fft.fftn(a.astype(np.complex128))
     assert k.dtype == dtype and back.dtype == dtype
     assert rel_err(k, ref) < tol(dtype)
@@ -221,6 +226,9 @@ def test_jaxdecomp_norms_and_batch_eager(norm, mesh_shape):
             assert back.sharding.is_equivalent_to(x.sharding, x.ndim)
 
 
+_NATIVE_HLO: dict = {}  # per pytest worker: native's compiled HLO text per (mesh shape, direction)
+
+
 @needs_jd
 @pytest.mark.parametrize("engine", ["kernel", "pfft3d"])
 @pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
@@ -228,15 +236,19 @@ def test_jaxdecomp_translation_moves_no_data(mesh_shape, engine):
     """Same all-to-all count as native and no other collective: the natural-order translation is local."""
     m = mesh(mesh_shape, "explicit")
     x = put(np.ones(SHAPE, np.complex64), xfft.real_sharding(m, SHAPE))
-    k = xfft.xfft3d(x)
+    k = jax.eval_shape(xfft.xfft3d, x)  # the spectrum's shape and sharding, nothing compiled
+    k = jax.ShapeDtypeStruct(k.shape, k.dtype, sharding=NamedSharding(m, k.sharding.spec))
     backend = _jd(engine=engine)
     for direction in ("forward", "inverse"):
         texts = {}
         for b in ("native", backend):
-            if direction == "forward":
+            if b == "native" and (mesh_shape, direction) in _NATIVE_HLO:  # compiled once for both engines
+                texts[b] = _NATIVE_HLO[mesh_shape, direction]
+            elif direction == "forward":
                 texts[b] = hlo(lambda x, b=b: xfft.xfft3d(x, backend=b), x)
             else:
                 texts[b] = hlo(lambda k, b=b: xfft.ixfft3d(k, backend=b), k)
+        _NATIVE_HLO[mesh_shape, direction] = texts["native"]
         want = 1 if len(mesh_shape) == 1 else 2
         assert count_op(texts[backend], "all-to-all") == count_op(texts["native"], "all-to-all") == want
         for op in ("all-gather", "collective-permute", "all-reduce"):
@@ -323,6 +335,21 @@ def test_strict_other_sharding_and_single_device():
 
 # -- gradients ----------------------------------------------------------------------------------------------
 
+def _grad_loss(v, b, w):
+    k = xfft.xfft3d(v.astype(jnp.complex128), norm="ortho", backend=b)
+    y = xfft.ixfft3d(k * w, backend=b)
+    return jnp.sum(jnp.abs(k * w) ** 2) + jnp.sum(jnp.real(y) ** 3)
+
+
+@jax.jit(static_argnames="b")
+def _grads(x, w, b):
+    """One program: the loss's gradient on backend ``b`` for complex input ``x`` and for its real part."""
+    return [jax.grad(_grad_loss)(v, b, w) for v in (x, jnp.real(x))]
+
+
+_NATIVE_GRADS: dict = {}  # per pytest worker: native's gradients, shared by both engines' cases of a mesh
+
+
 @needs_jd
 @pytest.mark.parametrize("engine", ["kernel", "pfft3d"])
 @pytest.mark.parametrize("mesh_shape", [(8,), (2, 4), (1, 8)], ids=lambda s: "x".join(map(str, s)))
@@ -333,17 +360,13 @@ def test_gradients_agree_with_native(mesh_shape, axis_types, engine):
     x = put(random(SHAPE, np.complex128, seed=8), s)
     w = jnp.asarray(random(SHAPE, np.complex128, seed=9))
     backend = _jd(engine=engine)
-
-    def loss(v, b):
-        k = xfft.xfft3d(v.astype(jnp.complex128), norm="ortho", backend=b)
-        y = xfft.ixfft3d(k * w, backend=b)
-        return jnp.sum(jnp.abs(k * w) ** 2) + jnp.sum(jnp.real(y) ** 3)
-
-    for v in (x, jnp.real(x)):  # complex and real inputs
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", BackendFallbackWarning)
-            g_jd = jax.jit(jax.grad(lambda v: loss(v, backend)))(v)
-        g_native = jax.jit(jax.grad(lambda v: loss(v, "native")))(v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallbackWarning)
+        g_jds = _grads(x, w, backend)
+    key = (mesh_shape, axis_types)
+    if key not in _NATIVE_GRADS:
+        _NATIVE_GRADS[key] = _grads(x, w, "native")
+    for g_jd, g_native in zip(g_jds, _NATIVE_GRADS[key]):  # complex and real inputs
         assert rel_err(g_jd, g_native) < 1e-12
         assert g_jd.sharding.is_equivalent_to(g_native.sharding, 3)
 
@@ -402,9 +425,7 @@ def test_jaxdecomp_size_one_mesh_axis(axis_types, engine):
     backend = _jd(engine=engine)
     with warnings.catch_warnings(), jax.set_mesh(m):
         warnings.simplefilter("error", BackendFallbackWarning)
-        k = jax.jit(lambda x: xfft.xfft3d(x, backend=backend))(x)
-        back = jax.jit(lambda k: xfft.ixfft3d(k, backend=backend))(k)
-        k_native = jax.jit(lambda x: xfft.xfft3d(x, backend="native"))(x)
+        k, back, k_native = jax.jit(_jd_and_native, static_argnames="backend")(x, backend)  # one program
     assert rel_err(k, np.fft.fftn(a)) < tol(np.float64)
     assert rel_err(back, a) < tol(np.float64)
     assert k.sharding.is_equivalent_to(k_native.sharding, 3)
