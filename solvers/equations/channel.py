@@ -208,7 +208,8 @@ class Channel(Equation):
         return 0.0
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
-        """The Lamb vector's tendency, its fields transformed one at a time (:meth:`WallVelocity.physical`)."""
+        """The Lamb vector's tendency, its fields transformed one at a time, or together on a small grid
+        (:meth:`WallVelocity.physical`)."""
         kmm = self.kmm
         u = self._velocity_parts(s)
         w = kmm.vorticity_parts(u, s)

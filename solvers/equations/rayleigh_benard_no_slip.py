@@ -69,8 +69,8 @@ class RayleighBenardNoSlip(RayleighBenard):
         return jnp.concatenate([vel, theta])
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
-        """Lamb vector with buoyancy, advection and the base gradient, each field transformed alone
-        (:meth:`WallVelocity.physical`)."""
+        """Lamb vector with buoyancy, advection and the base gradient, each field transformed alone (together on a small
+        grid, :meth:`WallVelocity.physical`)."""
         kmm, d = self.kmm, self.dim
         u, _ = kmm.velocity_parts(s[: self.nv])
         w = kmm.vorticity_parts(u, s[: self.nv])
