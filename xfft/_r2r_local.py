@@ -43,15 +43,15 @@ def _raw(x: jax.Array, kind: str, t: int, axis: int) -> jax.Array:
         if n < 2:
             raise ValueError(f"a type-1 DCT needs at least 2 points along axis {axis}, got {n}")
         v = jnp.concatenate([x, jnp.flip(_sl(x, axis, 1, n - 1), axis)], axis=axis)
-        return _sl(jnp.fft.fft(v, axis=axis).real, axis, 0, n)
+        return jnp.fft.rfft(v, axis=axis).real  # the 2(n-1)-point extension's n = (2(n-1))//2 + 1 coefficients
     if kind == "dst" and t == 1:
         z = jnp.zeros_like(_sl(x, axis, 0, 1))
         v = jnp.concatenate([z, x, z, -jnp.flip(x, axis)], axis=axis)
-        return -_sl(jnp.fft.fft(v, axis=axis).imag, axis, 1, n + 1)
+        return -_sl(jnp.fft.rfft(v, axis=axis).imag, axis, 1, n + 1)
     if t == 2:
         sign = 1 if kind == "dct" else -1
         v = jnp.concatenate([x, sign * jnp.flip(x, axis)], axis=axis)
-        f = jnp.fft.fft(v, axis=axis)
+        f = jnp.fft.rfft(v, axis=axis)  # n + 1 coefficients of the real 2n-point extension
         if kind == "dct":
             return (_sl(f, axis, 0, n) * _twiddle(n, -1 / (2 * n), 0, n, axis, nd, cd)).real
         return (1j * _sl(f, axis, 1, n + 1) * _twiddle(n, -1 / (2 * n), 1, n, axis, nd, cd)).real
