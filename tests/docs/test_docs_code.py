@@ -105,13 +105,14 @@ COMMANDS = commands(BLOCKS)
 
 def _small(argv: list[str]) -> list[str]:
     """``argv`` with its ``--n`` sizes capped at :data:`SMALL_N` where its grid has more than ``SMALL_N ** 3``
-    points (a small grid runs as written), no progress bar and no plots."""
+    points (a small grid runs as written; one size ``n`` counts as ``n ** 3``), no progress bar and no plots."""
     i = argv.index("--n") if "--n" in argv else len(argv)
     j = i + 1
     while j < len(argv) and not argv[j].startswith("-"):
         j += 1
     sizes = [int(a) for a in argv[i + 1:j]]
-    if sizes and int(np.prod(sizes)) > SMALL_N ** 3:
+    points = sizes[0] ** 3 if len(sizes) == 1 else int(np.prod(sizes or [1]))
+    if points > SMALL_N ** 3:
         sizes = [min(n, SMALL_N) for n in sizes]
     return argv[:i + 1] + [str(n) for n in sizes] + argv[j:] + ["--no-progress", "--no-plots"]
 

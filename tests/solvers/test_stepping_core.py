@@ -58,6 +58,31 @@ def test_the_loop_carry_has_named_fields():
     assert {"dts", "rows", "nrows", "samples"} <= set(Carry._fields)
 
 
+def _primitives(jaxpr) -> set[str]:
+    """Every primitive of a closed jaxpr, inner jaxprs (scan bodies, checkpoints, jit calls, branches) included."""
+    seen = set()
+    for e in jaxpr.jaxpr.eqns:
+        seen.add(e.primitive.name)
+        for v in e.params.values():
+            for sub in v if isinstance(v, (tuple, list)) else (v,):
+                if isinstance(sub, jax.extend.core.ClosedJaxpr):
+                    seen |= _primitives(sub)
+                elif isinstance(sub, jax.extend.core.Jaxpr):
+                    seen |= _primitives(jax.extend.core.ClosedJaxpr(sub, ()))
+    return seen
+
+
+def test_a_fixed_step_stages_no_branch(tg):
+    """A given dt takes every step: the step is not wrapped in a ``lax.cond`` (reverse mode would trace the whole
+    step again inside it). The walker does find a cond inside a scan, so the check can fail."""
+    eq, u0 = tg
+    assert "scan" in _primitives(jax.make_jaxpr(rollout(eq, "imex", dt=DT, steps=3))(u0))
+    assert "cond" not in _primitives(jax.make_jaxpr(rollout(eq, "imex", dt=DT, steps=3))(u0))
+    branchy = jax.make_jaxpr(lambda x: jax.lax.scan(lambda c, _: (jax.lax.cond(c.sum() > 0, jnp.sin, jnp.cos, c),
+                                                                   None), x, length=2)[0])(jnp.ones(3))
+    assert "cond" in _primitives(branchy)
+
+
 def test_landing_rule_counts_whole_steps():
     assert steps_before(0.0, 1.0, 0.25, 100) == 3  # the fourth step lands on 1.0
     assert steps_before(0.0, 1.0, 0.3, 100) == 3  # 0.9, then a shortened step of 0.1

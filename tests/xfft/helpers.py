@@ -12,6 +12,10 @@ import xfft
 
 MESH_SHAPES = [(8,), (1, 8), (8, 1), (2, 4), (4, 2)]
 AXIS_TYPES = ["auto", "explicit"]
+#: (mesh shape, axis types) of the value matrices: every mesh shape Explicit (the default of ``jax.make_mesh``), a
+#: slab and a pencil Auto (the plans are the same; what differs is how the shardings propagate)
+MESHES = [(m, "explicit") for m in MESH_SHAPES] + [((8,), "auto"), ((2, 4), "auto")]
+MESH_IDS = [f"{'x'.join(map(str, m))}-{t}" for m, t in MESHES]
 RTOL = {np.float32: 1e-5, np.float64: 1e-12, np.complex64: 1e-5, np.complex128: 1e-12}
 
 
