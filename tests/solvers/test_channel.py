@@ -102,7 +102,7 @@ def test_tollmien_schlichting_growth_rate_through_the_main_job(tmp_path):
     grows as exp(2 alpha c_i t), c = 0.23752649 + 0.00373967 i (Orszag 1971), measured from the diagnostics
     CSV of the main job between t = 10 and t = 20 to 5 significant digits. (The README's command,
     ``channel --ic tollmien-schlichting --n 65 8 ...``, on one device: 1000 steps of one streamwise mode per device
-    are latency on 8; the command line's own path is the next tests'.)"""
+    are latency on 8; the command line's own path is the resume and bad-input tests'.)"""
     out = tmp_path / "ts"
     cfg = RunConfig(equation="channel", ic="tollmien-schlichting", n=(65, 8), params={"Re": 10000.0},
                     dtype="float64", dt=0.02, t_end=20.0, diag_every=250, out=str(out), progress=False, plots=False)
