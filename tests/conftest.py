@@ -11,6 +11,20 @@ _flag = "--xla_force_host_platform_device_count=8"
 if _flag not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
+# The suite compiles about 4000 XLA programs and spends most of its time doing so. XLA's CPU backend at LLVM
+# optimization level 0 compiles them in about two thirds of the time (the same HLO: fusion, SPMD partitioning,
+# collectives and buffer assignment, which the tests read, are XLA passes that run at every level), while the
+# kernels run slower, which costs less in tests of small grids than it saves. Values differ from the default level
+# only at round-off (no floating-point contraction at -O0); the tests that compare two different programs to the
+# bit are marked ``default_opt`` and run at the default level in a subprocess (``pytest_pyfunc_call`` below). The
+# suite at the default level: XFFT_TEST_XLA_OPT=default. Processes the tests start inherit the level unless they
+# set XLA_FLAGS (notebook kernels run at the default level).
+OPT0 = "--xla_backend_optimization_level=0"
+_OPT0 = (os.environ.get("XFFT_TEST_XLA_OPT", "0") == "0"
+         and "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"])
+if _OPT0:
+    os.environ["XLA_FLAGS"] += " " + OPT0
+
 # JAX's persistent compilation cache, shared by the pytest workers and every process the tests start (CLI runs,
 # notebook kernels, README blocks, ranks; they inherit these variables): a program compiled once is loaded, not
 # compiled again, by the next test that builds the same program. Every distinct program is still compiled on a
@@ -41,6 +55,26 @@ def pytest_collection_modifyitems(config, items):
         parts = path.relative_to(here).parts if path.is_relative_to(here) else ()
         if parts and parts[0] in _SERIAL_DIRS:
             item.add_marker(pytest.mark.serial)
+
+
+def pytest_pyfunc_call(pyfuncitem):
+    """A ``default_opt`` test, where the suite compiles at level 0: run in a subprocess at XLA's default level
+    (its output shown if it fails), in place of the call here."""
+    if not (_OPT0 and pyfuncitem.get_closest_marker("default_opt")):
+        return None
+    import re
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XFFT_TEST_XLA_OPT="default",
+               XLA_FLAGS=os.environ["XLA_FLAGS"].replace(OPT0, "").strip())
+    env.pop("XFFT_TEST_COMPILES", None)
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                        pyfuncitem.nodeid], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and re.search(r"^1 passed", p.stdout, re.M), \
+        f"{pyfuncitem.nodeid} at XLA's default level:\n{p.stdout[-6000:]}\n{p.stderr[-3000:]}"
+    return True
 
 
 # Opt-in accounting of where the suite's time goes: XFFT_TEST_COMPILES=FILE appends one JSON line per test (its

@@ -16,9 +16,10 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _dispatch
-from ._layout import KINDS
+from ._layout import KINDS, NO_NYQUIST
 from ._validate import as_array, axes_list, check_norm
 from ._warn import deprecated
 from .backends import Backend
@@ -62,10 +63,18 @@ def _check_type(type: Any, name: str) -> int:
 
 
 def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: Any, name: str, inverse: bool, *,
-               s: Any = None, backend: str | Backend | None, order: str) -> jax.Array:
+               s: Any = None, backend: str | Backend | None, order: str, drop_nyquist: Any = False) -> jax.Array:
     """Checked array, kinds and axes -> the one transform path, with the real FFT axis (if any) planned last."""
     norm = check_norm(norm)
     real_axis = next((a for a, k in zip(ax, kinds) if k == "rfft"), None)
+    if not isinstance(drop_nyquist, (bool, np.bool_)):
+        raise TypeError(f"{name}: drop_nyquist must be True or False, got {drop_nyquist!r}")
+    if drop_nyquist and real_axis is None:
+        raise ValueError(f"{name}: drop_nyquist=True leaves out the Nyquist coefficient of the 'rfft' axis, but "
+                         f"kinds {kinds} has none")
+    if drop_nyquist and not inverse and x.shape[real_axis] % 2:
+        raise ValueError(f"{name}: drop_nyquist=True needs an even length on the 'rfft' axis {real_axis} (an odd "
+                         f"length has no Nyquist coefficient), got shape {tuple(x.shape)}")
     where = [i for i, a in enumerate(ax) if a != real_axis] + [i for i, a in enumerate(ax) if a == real_axis]
     plan_axes = tuple(ax[i] for i in where)
     plan_kinds = tuple(kinds[i] for i in where)
@@ -80,7 +89,7 @@ def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: 
         for a, k in zip(ax, kinds):
             if k == "dct1" and x.shape[a] < 2:
                 raise ValueError(f"{name}: a type-1 DCT needs at least 2 points, axis {a} has {x.shape[a]}")
-    real = real_axis is not None
+    real = NO_NYQUIST if drop_nyquist else real_axis is not None  # (drop_nyquist checked above)
     if not inverse:
         return _dispatch.forward(x, plan_axes, norm, real, backend=backend, order=order, kinds=plan_kinds)
     if s is not None:
@@ -96,7 +105,7 @@ def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: 
 
 def xr2rn(x: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None = None,
           norm: str | None = "backward", *, backend: str | Backend | None = None,
-          order: str = "natural") -> jax.Array:
+          order: str = "natural", drop_nyquist: bool = False) -> jax.Array:
     """Distributed transform with one kind per axis: FFT, real FFT, or DCT/DST of type 1-4.
 
     For example ``xr2rn(x, ("fft", "fft", "dst2"))`` is a Fourier transform in x and y and a sine transform in z
@@ -113,6 +122,9 @@ def xr2rn(x: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None =
       norm: ``"backward"`` (default; None means the same), ``"ortho"`` or ``"forward"``, applied to every axis as
         numpy/scipy do.
       backend, order: as :func:`xfft.xfftn` (backends without DCT/DST kinds fall back to native, once warned).
+      drop_nyquist: (keyword) the ``"rfft"`` axis (of even length ``n``) keeps ``n // 2`` coefficients, leaving
+        out the Nyquist one, as :func:`xfft.xrfftn` with ``drop_nyquist=True``; :func:`ixr2rn` with the same
+        keyword inverts it (the Nyquist coefficient taken as zero).
 
     Returns:
       Real if all kinds are DCT/DST and ``x`` is real, complex otherwise. Sharding: the spectral layout that
@@ -123,13 +135,15 @@ def xr2rn(x: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None =
     Raises:
       TypeError: ``x`` not an array or of an integer dtype, complex input with an ``"rfft"`` axis, bad ``kinds``.
       ValueError: unknown kind, norm or order, axes out of range or repeated, kinds/axes of different lengths,
-        more than one ``"rfft"`` axis, a sharding with no even plan.
+        more than one ``"rfft"`` axis, a sharding with no even plan, ``drop_nyquist`` without an ``"rfft"``
+        axis or with an odd one.
     """
     x = as_array(x)
     kinds = _kinds(kinds, None, "xr2rn")
     ax = _axes(x, axes, len(kinds), "xr2rn")
     _kinds(kinds, ax, "xr2rn")
-    return _transform(x, kinds, ax, norm, "xr2rn", False, backend=backend, order=order)
+    return _transform(x, kinds, ax, norm, "xr2rn", False, backend=backend, order=order,
+                      drop_nyquist=drop_nyquist)
 
 
 def _positional_n(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
@@ -150,7 +164,8 @@ def _positional_n(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
 @_positional_n
 def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None = None,
            norm: str | None = "backward", *, s: Sequence[int] | None = None,
-           backend: str | Backend | None = None, order: str = "natural", n: int | None = None) -> jax.Array:
+           backend: str | Backend | None = None, order: str = "natural", n: int | None = None,
+           drop_nyquist: bool = False) -> jax.Array:
     """Inverse of :func:`xr2rn` with the same ``kinds``, ``axes`` and ``norm``; returns the input's layout.
 
     Args:
@@ -160,6 +175,8 @@ def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None 
         axis may differ from ``k`` (its default is ``2 * (m - 1)`` for a half axis of length ``m``); with
         ``order="transposed"`` it also says which real shape a permuted spectrum has.
       n: deprecated: the real length of the ``"rfft"`` axis; write ``s=`` instead.
+      drop_nyquist: (keyword) ``k``'s ``"rfft"`` axis holds ``n // 2`` coefficients without the Nyquist one (as
+        :func:`xr2rn` with ``drop_nyquist=True`` gives them); the real length defaults to twice that.
 
     Returns:
       Complex if a kind is ``"fft"``, real if one is ``"rfft"`` or all are DCT/DST of real ``k``.
@@ -178,7 +195,8 @@ def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None 
             raise ValueError(f"ixr2rn: n={n} is the length of the 'rfft' axis, but kinds {kinds} has none")
         deprecated("ixr2rn(..., n=n)", "ixr2rn(..., s=...) with one real length per transformed axis")
         s = tuple(int(n) if kd == "rfft" else k.shape[a] for a, kd in zip(ax, kinds))
-    return _transform(k, kinds, ax, norm, "ixr2rn", True, s=s, backend=backend, order=order)
+    return _transform(k, kinds, ax, norm, "ixr2rn", True, s=s, backend=backend, order=order,
+                      drop_nyquist=drop_nyquist)
 
 
 def _r2rn(x: Any, kind: str, type: Any, axes: Any, norm: Any, name: str, inverse: bool, s: Any,

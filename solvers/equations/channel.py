@@ -94,8 +94,9 @@ class Channel(Equation):
     implicit solves (the linear part is :class:`~solvers.ImplicitLinear`).
 
     Grid: ``(ny, nx[, nz])`` with ``y`` first (:func:`~solvers.grids.wall_grid` with ``walls=(-1, 1)``: Chebyshev
-    Gauss-Lobatto points, walls included). State: complex ``(F, ny, nx[, nz // 2 + 1])``, ``F = 1`` in 2D, 2 in 3D
-    (see :class:`~solvers.model.WallVelocity`), on ``grid.spectral_sharding(1)``.
+    Gauss-Lobatto points, walls included). State: complex ``(F,) + grid.spectral_shape`` (``(ny, nx // 2)`` in 2D,
+    ``(ny, nx, nz // 2 + 1)`` in 3D), ``F = 1`` in 2D, 2 in 3D (see :class:`~solvers.model.WallVelocity`), on
+    ``grid.spectral_sharding(1)``.
 
     Args:
       grid: a wall grid of shape ``(ny, nx[, nz])`` whose axis 0 is Chebyshev on ``[-1, 1]`` (a grid of other bases

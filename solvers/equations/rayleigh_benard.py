@@ -71,7 +71,7 @@ class RayleighBenard(Equation):
       ValueError: bad parameters (naming them), a depth other than 1.
     """
 
-    #: the wall-normal basis of the wall condition, and whether the last horizontal axis is a half spectrum (3D)
+    #: the wall-normal basis of the wall condition, and whether the last horizontal axis is a half spectrum
     wall_basis: ClassVar[type[Basis] | None] = None
     half_spectrum: ClassVar[bool] = False
     #: the wavenumber of the onset of the wall condition (the default box is one wavelength: two rolls)
@@ -110,7 +110,7 @@ class RayleighBenard(Equation):
         lengths = (2 * math.pi / cls.critical_wavenumber,) * (len(shape) - 1) if lengths is None else lengths
         return wall_grid(shape, mesh, walls=(0.0, 1.0), lengths=lengths, basis=cls.wall_basis, dtype=dtype,
                          dealias=dealias, backend=backend, axis_names=("z", "x", "y")[:len(shape)], points=points,
-                         real_last=cls.half_spectrum and len(shape) == 3)
+                         real_last=None if cls.half_spectrum else False)
 
     def _convection_grid(self, grid: Grid) -> Grid:
         first = grid.bases[0]

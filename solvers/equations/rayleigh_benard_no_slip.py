@@ -19,12 +19,12 @@ class RayleighBenardNoSlip(RayleighBenard):
     """Rigid plates (``u = 0``, ``theta = 0`` at ``z = 0, 1``): the velocity in the velocity-vorticity form of
     :class:`~solvers.WallVelocity` (viscosity ``Pr``, buoyancy ``Ra Pr theta`` along z in the
     Lamb vector) and the temperature perturbation ``theta``, all Chebyshev in z (Gauss-Lobatto points, plates
-    included) and Fourier horizontally (a half spectrum on the last horizontal axis in 3D). IMEX: advection,
+    included) and Fourier horizontally (a half spectrum on the last horizontal axis). IMEX: advection,
     buoyancy and the base gradient explicit (from the physical fields, so only what they show drives the flow),
     diffusion implicit with banded tau solves per horizontal wavenumber.
 
-    State: complex ``(F + 1, nz, nx[, ny // 2 + 1])``: the velocity fields (``F = 1`` in 2D, 2 in 3D) and
-    ``theta``, on ``grid.spectral_sharding(1)``.
+    State: complex ``(F + 1,) + grid.spectral_shape`` (``(nz, nx // 2)`` in 2D, ``(nz, nx, ny // 2 + 1)`` in 3D): the
+    velocity fields (``F = 1`` in 2D, 2 in 3D) and ``theta``, on ``grid.spectral_sharding(1)``.
     """
 
     wall_basis = Chebyshev

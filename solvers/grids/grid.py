@@ -141,7 +141,8 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
 
     def _leaves_out_nyquist(self) -> bool:
         """Whether this grid's half spectrum leaves out its Nyquist coefficient: 2D grids of real fields with a
-        dealiasing rule (their Nyquist coefficient is zero), Fourier axes, an even last axis.
+        dealiasing rule (their Nyquist coefficient is zero), a half spectrum of an even length on the last axis
+        (periodic grids and wall grids alike).
 
         On a 2D slab the ``n // 2 + 1`` coefficients of the half axis rarely split over the devices: xfft pads
         them in transit and moves the mesh axes back, two all-to-alls per transform. ``n // 2`` coefficients
@@ -149,7 +150,7 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
         at 256^2 on 8 CPU devices. It is done on every mesh, one device included, so that a run's
         state has one shape whatever the mesh; in 3D the mesh axes never come back to the half axis, and the
         grid keeps the Nyquist coefficient."""
-        if self.ndim != 2 or self.shape[-1] % 2 or any(k not in _FFT_KINDS for k in self.kinds):
+        if self.ndim != 2 or self.shape[-1] % 2 or self.kinds[-1] != "rfft":
             return False
         if not xfft.backends.capability(xfft.backends.get_backend(self.backend), "drops_nyquist"):
             return False
@@ -259,7 +260,7 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
             out = fn(f, ndim=self.ndim, norm="forward", backend=self.backend, order=self.order, **more)
             c, m = out if max_of is not None else (out, None)
         else:
-            c = xfft.xr2rn(f, self.kinds, axes=self._axes(f), norm="forward")
+            c = xfft.xr2rn(f, self.kinds, axes=self._axes(f), norm="forward", drop_nyquist=not self.nyquist)
             c = self.reshard(c, self.spectral_sharding(c.ndim - self.ndim))  # (also where tracing hides the layout)
             m = None
             if max_of is not None:
@@ -293,7 +294,8 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
                                     order=self.order, drop_nyquist=not self.nyquist)
             f = xfft.ixfftn(c, s=self.shape, ndim=self.ndim, norm="forward", backend=self.backend, order=self.order)
         else:
-            f = xfft.ixr2rn(c, self.kinds, axes=self._axes(c), norm="forward", s=self.shape)
+            f = xfft.ixr2rn(c, self.kinds, axes=self._axes(c), norm="forward", s=self.shape,
+                            drop_nyquist=not self.nyquist)
         if self.complex_fields or not jnp.iscomplexobj(f):
             return f
         return f.real.astype(self.dtype)

@@ -24,8 +24,11 @@ def wall_grid(shape: Sequence[int], mesh: Mesh | None = None, *, walls: tuple[fl
 
     Axis 0 is ``basis(shape[0], walls)`` (default :class:`~solvers.bases.Chebyshev`: Gauss-Lobatto points, both walls
     included, any boundary condition by the tau method); the other axes are :class:`~solvers.bases.Fourier` of
-    ``lengths``, the last one a half spectrum (:class:`~solvers.bases.RealFourier`) in 3D. The wall-normal axis stays
-    unsharded in spectral space, so the implicit solves along it are local to each device.
+    ``lengths``, the last one a half spectrum (:class:`~solvers.bases.RealFourier`; in 2D without its Nyquist
+    coefficient, which dealiasing zeroes, so that the ``n / 2`` modes split over the devices). The wall-normal axis
+    stays unsharded in spectral space, so the implicit solves along it are local to each device: in 2D the half
+    spectrum's modes are what the devices share, so choose ``nx`` divisible by twice the device count (other sizes
+    run with the spectrum on every device; ``real_last=False`` keeps the full spectrum of ``nx`` coefficients).
 
     Args:
       shape: points per axis, wall-normal first: ``(ny, nx)`` or ``(ny, nx, nz)``. Each basis checks its own size
@@ -38,7 +41,8 @@ def wall_grid(shape: Sequence[int], mesh: Mesh | None = None, *, walls: tuple[fl
       axis_names: coordinate names (default ``("y", "x", "z")``).
       points: store the periodic axes' modes on more points (see :class:`~solvers.SpectralGrid`); ``points[0]``, if
         given, must equal ``shape[0]``.
-      real_last: a half spectrum on the last axis (default: in 3D).
+      real_last: a half spectrum on the last axis (default: in 3D, and in 2D unless ``dealias="none"``, where the
+        Nyquist coefficient would have to be kept and ``nx / 2 + 1`` modes rarely split over the devices).
 
     Raises:
       ValueError: sizes a basis refuses, walls that are not an interval, lengths of the wrong number or sign, a mesh
@@ -68,7 +72,7 @@ def wall_grid(shape: Sequence[int], mesh: Mesh | None = None, *, walls: tuple[fl
     try:
         wall = basis(int(shape[0]), (a, b))
         periodic = periodic_bases(shape[1:], lengths, points=periodic_points,
-                                  real_last=len(shape) == 3 if real_last is None else real_last)
+                                  real_last=(len(shape) == 3 or dealias != "none") if real_last is None else real_last)
     except ValueError as e:
         raise ValueError(f"wall_grid: shape {shape}: {e}") from None
     names = ("y", "x", "z")[:len(shape)] if axis_names is None else axis_names

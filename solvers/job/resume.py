@@ -73,18 +73,27 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | 
         if saved_shape == tuple(res.shape):
             _check_points(meta, grid, res, ckdir)
             state, samples, meta = store.restore_with_samples(latest, grid.natural_like(equation.abstract_state()),
-                                                              samples_like)
+                                                              samples_like, truncate=_full_to_half(grid))
             old = grid
         else:
             old = _grid_of(cfg, res, saved_shape, grid.mesh, meta, ckdir)
             like = old.natural_like(type(equation)(old, **res.eq_params).abstract_state())
-            state, _, meta = store.restore_with_samples(latest, like, None)
+            state, _, meta = store.restore_with_samples(latest, like, None, truncate=_full_to_half(old))
             samples = {}
     finally:
         store.close()
     state = _onto(old, grid, state)
     return Restart(state, int(meta["step"]), float(meta["t"]), float(meta["dt"]), float(meta.get("dt_band", 0.0)),
                    samples, None if old is grid else saved_shape)
+
+
+def _full_to_half(grid) -> bool:
+    """Whether a checkpoint of ``grid`` may hold the full spectrum of a periodic axis where the grid holds a half
+    one: 2D wall grids held the full spectrum of their periodic axis before they took a half spectrum (as 3D wall
+    grids and periodic grids always did). The half spectrum with its Nyquist coefficient, the natural view a
+    checkpoint holds, is the full spectrum's leading ``n // 2 + 1`` coefficients along that axis, so such a
+    checkpoint is read by truncating it there."""
+    return grid.ndim == 2 and grid.kinds[0] != "fft" and grid.kinds[-1] == "rfft"
 
 
 def _grid_of(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, meta: dict, ckdir: Path):

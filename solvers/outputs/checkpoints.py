@@ -59,10 +59,14 @@ class Checkpoints:
         state, _, meta = self.restore_with_samples(step, like)
         return state, meta
 
-    def restore_with_samples(self, step: int, like: Any, samples_like: dict | None = None
-                             ) -> tuple[Any, dict, dict]:
+    def restore_with_samples(self, step: int, like: Any, samples_like: dict | None = None, *,
+                             truncate: bool = False) -> tuple[Any, dict, dict]:
         """:meth:`restore`, and the samples of ``samples_like`` (name -> abstract pytree) that the checkpoint holds
-        (the others are left out of the returned dict): ``(state, samples, meta)``."""
+        (the others are left out of the returned dict): ``(state, samples, meta)``.
+
+        ``truncate``: an array stored larger than ``like`` asks is read as its leading part along each axis (orbax's
+        non-strict restore), where a reader knows that this part is the array it wants (a spectrum stored with
+        more coefficients than the grid holds); by default shapes must match."""
         meta = self.read_meta(step)
         names = [n for n in meta.get("samples", []) if samples_like and n in samples_like]
         target = {"state": _targets(like)}
@@ -80,7 +84,7 @@ class Checkpoints:
                 reader.close()
             target["samples"] = jax.tree.map(lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype), item["samples"])
         out = self._manager.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
+            state=ocp.args.StandardRestore(target, strict=not truncate), meta=ocp.args.JsonRestore()))
         samples = dict(out.state["samples"]) if names else {}
         return out.state["state"], samples, dict(out.meta)
 

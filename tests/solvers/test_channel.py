@@ -14,7 +14,7 @@ import xfft
 from solvers import IMEX, RunConfig, run
 from solvers.cli import main
 from solvers.equations.channel import LAMINAR_BULK, Channel
-from solvers.io import read_csv
+from solvers.io import Checkpoints, read_csv
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _walls import energy_rate, fields_and_diagnostics, max_change_and_diagnostics, wall_flow  # noqa: E402
@@ -81,6 +81,32 @@ def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path):
     for x, y in zip(ra[6:], rc[6:]):  # the rows written on the other mesh
         for col in ("energy", "perturbation_energy", "bulk_velocity", "wall_shear_bottom", "wall_shear_top"):
             assert float(y[col]) == pytest.approx(float(x[col]), rel=1e-12, abs=1e-15), col
+
+
+def test_2d_checkpoint_of_the_full_spectrum_resumes(tmp_path, monkeypatch):
+    """2D wall grids hold a half spectrum of their periodic axis; a checkpoint written when they held all ``nx``
+    coefficients (forced here: the grid built with ``real_last=False``) resumes on the half spectrum, and the run
+    ends where the uninterrupted run ends, to rounding."""
+    import solvers.grids.walls as walls
+
+    cfg = dict(equation="channel", ic="tollmien-schlichting", n=(9, 16), dtype="float64", dt=0.01, t_end=0.1,
+               params={"Re": 2000.0}, diag_every=1, progress=False, plots=False)
+    mesh = xfft.make_mesh("slab")
+    full = run(RunConfig(out=str(tmp_path / "a"), **cfg), mesh=mesh)
+    periodic_bases = walls.periodic_bases
+    with monkeypatch.context() as m:
+        m.setattr(walls, "periodic_bases", lambda *a, **k: periodic_bases(*a, **{**k, "real_last": False}))
+        part = run(RunConfig(out=str(tmp_path / "b"), max_steps=5, **cfg), mesh=mesh)
+    store = Checkpoints(tmp_path / "b" / "checkpoints")
+    state, _ = store.restore(5, jax.ShapeDtypeStruct((1, 9, 16), np.complex128))  # all 16 coefficients stored
+    store.close()
+    assert part["steps"] == 5 and np.abs(np.asarray(state)[0, :, 9:]).max() > 0
+    rest = run(RunConfig(out=str(tmp_path / "b"), resume=True, **cfg), mesh=mesh)
+    assert rest["steps"] == full["steps"] == 10
+    ra, rb = read_csv(tmp_path / "a" / "diagnostics.csv"), read_csv(tmp_path / "b" / "diagnostics.csv")
+    for x, y in zip(ra[6:], rb[6:]):  # the rows after the resume
+        for col in ("energy", "perturbation_energy", "wall_shear_bottom"):
+            assert float(y[col]) == pytest.approx(float(x[col]), rel=1e-12, abs=1e-300), col
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -55,8 +55,9 @@ def step_program(equation: str, shape: tuple[int, ...], params: dict, ic: str, t
 
 @pytest.mark.parametrize("shape,homogeneous", [((33, 32, 32), 0.25), ((65, 512), 0.5)], ids=["33x32x32", "65x512"])
 def test_channel_step_holds_at_most_the_bound(shape, homogeneous, tmp_path):
-    """Measured (jax 0.10.2, XLA CPU): 203.5 B/pt at 33x32x32 and 169 at 65x64x64, where the step held 820 and
-    742 (the IMEX stages kept every nonlinear and linear term, the tau factors ten grid-sized tables, each scan of
+    """Measured (jax 0.10.2, XLA CPU): 203.5 B/pt at 33x32x32 and 169 at 65x64x64, 101 at 65x512 and 97 at 129x512
+    (a 2D grid holds the half spectrum of its periodic axis; 193 and 182 with the full one), where the step held 820
+    and 742 (the IMEX stages kept every nonlinear and linear term, the tau factors ten grid-sized tables, each scan of
     a solve a zero-initialized output that XLA hoisted and copied, the nonlinear term transformed six fields at
     once, and the Chebyshev axis was a complex FFT of its real even extension)."""
     bpp, compiled, built = step_program("channel", shape, {"Re": 2000.0}, "laminar", tmp_path)
@@ -66,21 +67,23 @@ def test_channel_step_holds_at_most_the_bound(shape, homogeneous, tmp_path):
                 for x in jax.tree.leaves(jax.eval_shape(built.equation.abstract_state)))
     devices = built.grid.mesh.size
     # what the step carries besides the state: phi's homogeneous solution (real, one value per coefficient and
-    # wavenumber: a quarter of the state's two complex fields in 3D, half of its one in 2D) and a few values per
-    # wavenumber (at most a tenth of the state here); no per-row tables (they would add 10 such solutions)
+    # wavenumber: a quarter of the state's two complex fields in 3D, half of its one in 2D), a few values per
+    # wavenumber and the mean flow's tables per wall-normal point, on every device (at most 0.15 of the state here:
+    # 0.12 in 2D, where the half spectrum halved the state but not those tables); no per-row tables (they would
+    # add 10 such solutions)
     extra = m.argument_size_in_bytes * devices - state
-    assert homogeneous * state <= extra <= (homogeneous + 0.1) * state, (extra / state, homogeneous)
+    assert homogeneous * state <= extra <= (homogeneous + 0.15) * state, (extra / state, homogeneous)
     assert m.alias_size_in_bytes * devices == pytest.approx(state, rel=0.01)  # the donated state is reused
 
 
-@pytest.mark.parametrize("shape,bound", [((33, 32, 32), 270.0), ((65, 512), 290.0)], ids=["33x32x32", "65x512"])
+@pytest.mark.parametrize("shape,bound", [((33, 32, 32), 270.0), ((65, 512), 180.0)], ids=["33x32x32", "65x512"])
 def test_convection_step_memory(shape, bound, tmp_path):
     """No-slip convection (velocity-vorticity plus the temperature: 3 complex fields in 3D): measured (jax 0.10.2,
-    XLA CPU) 260 B/pt at 33x32x32, 212 at 65x64x64 and 261 at 129x512 (280 on this 65x512 probe), where the step
-    held 1064 and 990. What is left is one transform's buffers at a time (the Chebyshev axis a real FFT of the even
-    extension: its input and output twice a real field each), the stage registers (3 states through a nonlinear
-    evaluation) and the seven physical fields of the nonlinear term; a 2D grid stores the full spectrum of its
-    periodic axis."""
+    XLA CPU) 260 B/pt at 33x32x32, 212 at 65x64x64, 165 at 65x512 and 158 at 129x512, where the step held 1064 and
+    990 (and 2D grids 280 and 261 with the full spectrum of their periodic axis, before they took a half spectrum).
+    What is left is one transform's buffers at a time (the Chebyshev axis a real FFT of the even extension: its
+    input and output twice a real field each), the stage registers (3 states through a nonlinear evaluation) and
+    the seven physical fields of the nonlinear term."""
     bpp, _, _ = step_program("rayleigh-benard", shape, {"Ra": 5000.0, "walls": "no-slip"}, "random", tmp_path)
     assert bpp <= bound, bpp  # a quarter of the 990 the step held
 

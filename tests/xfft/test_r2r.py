@@ -102,6 +102,33 @@ def test_mixed_kinds_against_numpy_scipy(shape, spec):
     assert w.dtype == np.complex64 and _rel(w, ref) < 2e-5
 
 
+@pytest.mark.parametrize("order", ["natural", "transposed"])
+def test_drop_nyquist_a_wall_grid_half_spectrum(order):
+    """``drop_nyquist=True``: the ``"rfft"`` axis keeps ``n // 2`` coefficients (a 2D wall grid's spectrum: a DCT-I
+    across the walls, the real FFT split over the 8 devices), the inverse takes the Nyquist coefficient as zero."""
+    m = mesh((8,))
+    xn = random((17, 32), np.float64)
+    kinds = ("dct1", "rfft")
+    x = _put(xn, m, P(None, "x"))
+    with jax.set_mesh(m):
+        y = jax.jit(lambda a: xfft.xr2rn(a, kinds, norm="forward", order=order, drop_nyquist=True))(x)
+        back = jax.jit(lambda a: xfft.ixr2rn(a, kinds, norm="forward", order=order, s=(17, 32),
+                                             drop_nyquist=True))(y)
+    full = sf.dct(np.fft.rfft(xn, axis=1, norm="forward"), type=1, axis=0, norm="forward")
+    got = np.asarray(y) if order == "natural" else np.asarray(y).T
+    assert got.shape == (17, 16) and _rel(got, full[:, :16]) < 1e-12
+    assert y.sharding.spec[list(xfft.spectral_axes(x.sharding, (17, 32), real=True, ndim=2, order=order,
+                                                    drop_nyquist=True)).index(1)] == "x"  # the modes split
+    no_nyquist = np.fft.irfft(np.concatenate([np.fft.rfft(xn, axis=1)[:, :16], np.zeros((17, 1))], axis=1), 32)
+    assert back.dtype == np.float64 and _rel(back, no_nyquist) < 1e-12
+    with pytest.raises(ValueError, match="'rfft' axis"):
+        xfft.xr2rn(xn, ("dct1", "fft"), drop_nyquist=True)
+    with pytest.raises(ValueError, match="even length"):
+        xfft.xr2rn(xn[:, :31], kinds, drop_nyquist=True)
+    with pytest.raises(TypeError, match="drop_nyquist"):
+        xfft.ixr2rn(y, kinds, drop_nyquist=1)
+
+
 @pytest.mark.parametrize("shape,spec,moves", [((8,), P("x"), 1), ((2, 4), P("x", "y"), 2)])
 def test_hlo_all_to_all_count_and_no_gather(shape, spec, moves):
     """Same moves as the complex FFT plan: slab 1 all-to-all, pencil 2, whatever the kinds; never a gather."""
