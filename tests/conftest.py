@@ -16,14 +16,14 @@ if _flag not in os.environ.get("XLA_FLAGS", ""):
 # collectives and buffer assignment, which the tests read, are XLA passes that run at every level), while the
 # kernels run slower, which costs less in tests of small grids than it saves. Values differ from the default level
 # only at round-off (no floating-point contraction at -O0); the tests that compare two different programs to the
-# bit are marked ``default_opt`` and run at the default level in a subprocess (``pytest_pyfunc_call`` below). The
-# suite at the default level: XFFT_TEST_XLA_OPT=default. Processes the tests start inherit the level unless they
-# set XLA_FLAGS (notebook kernels run at the default level).
+# bit, and the few that run long loops of small kernels, are marked ``default_opt`` and run at the default level in
+# a subprocess (``pytest_pyfunc_call`` below). The suite at the default level: XFFT_TEST_XLA_OPT=default. Processes
+# the tests start (CLI runs, notebook kernels, the docs' code) inherit the level: they share the programs that the
+# persistent cache holds, which are keyed by the flags.
 OPT0 = "--xla_backend_optimization_level=0"
-_OPT0 = (os.environ.get("XFFT_TEST_XLA_OPT", "0") == "0"
-         and "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"])
-if _OPT0:
+if os.environ.get("XFFT_TEST_XLA_OPT", "0") == "0" and "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"]:
     os.environ["XLA_FLAGS"] += " " + OPT0
+_OPT0 = OPT0 in os.environ["XLA_FLAGS"].split()  # (pytest-xdist's workers inherit the flag from the controller)
 
 # JAX's persistent compilation cache, shared by the pytest workers and every process the tests start (CLI runs,
 # notebook kernels, README blocks, ranks; they inherit these variables): a program compiled once is loaded, not

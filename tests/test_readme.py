@@ -139,8 +139,10 @@ def _small(argv: list[str]) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
-               MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
+    flags = "--xla_force_host_platform_device_count=8"
+    if "--xla_backend_optimization_level=0" in os.environ.get("XLA_FLAGS", "").split():
+        flags += " --xla_backend_optimization_level=0"  # the suite's level (tests/conftest.py)
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu", MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
     env.pop("JAX_ENABLE_X64", None)
     return env
 

@@ -47,8 +47,7 @@ _DROP = re.compile(r"^(JAX_ENABLE_X64|JAX_DEFAULT_DTYPE_BITS|JAX_NUM_CPU_DEVICES
 def kernel_env() -> dict[str, str]:
     """Environment of a notebook kernel: 8 CPU devices, JAX defaults otherwise."""
     env = {k: v for k, v in os.environ.items() if not _DROP.match(k)}
-    flags = re.sub(r"--xla_(force_host_platform_device_count|backend_optimization_level)=\S*", "",
-                   env.get("XLA_FLAGS", "")).split()  # the kernels run at XLA's default level, as a user's
+    flags = re.sub(r"--xla_force_host_platform_device_count=\S*", "", env.get("XLA_FLAGS", "")).split()
     env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={CPU_DEVICES}"])
     env["JAX_PLATFORMS"] = "cpu"
     env["MPLBACKEND"] = "Agg"

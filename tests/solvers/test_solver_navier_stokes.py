@@ -48,6 +48,7 @@ def test_abc_flow_decays_exactly(meshes):
         assert float(D.max_divergence(grid, u)) < 1e-13
 
 
+@pytest.mark.default_opt  # 80 steps of a 48^3 grid on one device: run time, which -O0 would quintuple
 @pytest.mark.parametrize("integrator", ["rk4", "lsrk4"])
 def test_taylor_green_matches_published_short_time_expansion(ns, integrator):
     nu = 1 / 1600

@@ -17,8 +17,12 @@ def test_one_call_builds_the_bases(meshes):
     assert g.bases[0].domain == (0.0, 2.0) and g.box_length == (2.0, math.pi, 1.0)
     assert g.axis_names == ("y", "x", "z") and g.spectral_sharding().spec[0] is None  # the wall axis stays whole
     np.testing.assert_allclose(g.bases[0].points()[[0, -1]], [0.0, 2.0])  # both walls are points
-    two = wall_grid((9, 8), meshes["slab"], basis=Cosine, walls=(0.0, 1.0), axis_names=("z", "x"))
-    assert [type(b) for b in two.bases] == [Cosine, Fourier]  # 2D: complex Fourier along x
+    two = wall_grid((9, 16), meshes["slab"], basis=Cosine, walls=(0.0, 1.0), axis_names=("z", "x"))
+    assert [type(b) for b in two.bases] == [Cosine, RealFourier]  # 2D: a half spectrum along x, without Nyquist
+    assert not two.nyquist and two.spectral_shape == (9, 8) and tuple(two.spectral_sharding().spec) == (None, "x")
+    for kw in (dict(real_last=False), dict(dealias="none")):  # all 16 coefficients (none dropped without dealiasing)
+        full = wall_grid((9, 16), meshes["slab"], basis=Cosine, walls=(0.0, 1.0), **kw)
+        assert [type(b) for b in full.bases] == [Cosine, Fourier] and full.spectral_shape == (9, 16), kw
     assert wall_grid((65, 8), None).bases[0].n == 65  # a Chebyshev axis takes any n >= 5
 
 
