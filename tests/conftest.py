@@ -19,7 +19,8 @@ if _flag not in os.environ.get("XLA_FLAGS", ""):
 # bit, and the few that run long loops of small kernels, are marked ``default_opt`` and run at the default level in
 # a subprocess (``pytest_pyfunc_call`` below). The suite at the default level: XFFT_TEST_XLA_OPT=default. Processes
 # the tests start (CLI runs, notebook kernels, the docs' code) inherit the level: they share the programs that the
-# persistent cache holds, which are keyed by the flags.
+# persistent cache holds, which are keyed by the flags (two notebooks that mostly run kernels do not:
+# tests/notebooks/test_notebooks.py).
 OPT0 = "--xla_backend_optimization_level=0"
 if os.environ.get("XFFT_TEST_XLA_OPT", "0") == "0" and "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"]:
     os.environ["XLA_FLAGS"] += " " + OPT0

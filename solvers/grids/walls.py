@@ -27,8 +27,8 @@ def wall_grid(shape: Sequence[int], mesh: Mesh | None = None, *, walls: tuple[fl
     ``lengths``, the last one a half spectrum (:class:`~solvers.bases.RealFourier`; in 2D without its Nyquist
     coefficient, which dealiasing zeroes, so that the ``n / 2`` modes split over the devices). The wall-normal axis
     stays unsharded in spectral space, so the implicit solves along it are local to each device: in 2D the half
-    spectrum's modes are what the devices share, so choose ``nx`` divisible by twice the device count (other sizes
-    run with the spectrum on every device; ``real_last=False`` keeps the full spectrum of ``nx`` coefficients).
+    spectrum's modes are what the devices share, so choose ``nx`` divisible by twice the device count (with other
+    sizes every device holds all of them; ``real_last=False`` keeps the full spectrum of ``nx`` coefficients).
 
     Args:
       shape: points per axis, wall-normal first: ``(ny, nx)`` or ``(ny, nx, nz)``. Each basis checks its own size
