@@ -70,6 +70,7 @@ def pytest_pyfunc_call(pyfuncitem):
     env = dict(os.environ, XFFT_TEST_XLA_OPT="default",
                XLA_FLAGS=os.environ["XLA_FLAGS"].replace(OPT0, "").strip())
     env.pop("XFFT_TEST_COMPILES", None)
+    env.pop("PYTEST_ADDOPTS", None)  # (options such as -n that the one test's run does not take)
     root = Path(__file__).resolve().parents[1]
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                         pyfuncitem.nodeid], cwd=root, env=env, capture_output=True, text=True, timeout=600)

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dispatch
 from ._layout import NO_NYQUIST
-from ._validate import as_array, check_norm, normalize_axes, parse_s, transform_dtype
+from ._validate import as_array, check_drop_nyquist, check_norm, normalize_axes, parse_s, transform_dtype
 from ._warn import deprecated
 from .backends import Backend
 
@@ -56,7 +56,7 @@ def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
     norm = check_norm(norm)
     ax = normalize_axes(x, ndim, axes, name)
     x = x.astype(transform_dtype(x, name, real))
-    if _check_drop_nyquist(drop_nyquist, name):
+    if check_drop_nyquist(drop_nyquist, name):
         if x.shape[ax[-1]] % 2:
             raise ValueError(f"{name}: drop_nyquist=True needs an even length on the half axis {ax[-1]} (an odd "
                              f"length has no Nyquist coefficient), got shape {tuple(x.shape)}")
@@ -97,19 +97,13 @@ def _check_max_if(w: Any, max_of: jax.Array | None, name: str) -> jax.Array | bo
     return jnp.asarray(w)
 
 
-def _check_drop_nyquist(drop: Any, name: str) -> bool:
-    if not isinstance(drop, (bool, np.bool_)):
-        raise TypeError(f"{name}: drop_nyquist must be True or False, got {drop!r}")
-    return bool(drop)
-
-
 def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, s: Any,
              name: str, backend: str | Backend | None, order: str, drop_nyquist: Any = False) -> jax.Array:
     k = as_array(k, "k")
     norm = check_norm(norm)
     ax = normalize_axes(k, ndim, axes, name)
     k = k.astype(transform_dtype(k, name, False))
-    if _check_drop_nyquist(drop_nyquist, name):
+    if check_drop_nyquist(drop_nyquist, name):
         real = NO_NYQUIST
     return _dispatch.inverse(k, ax, norm, real, parse_s(s, ax, name), name, backend=backend, order=order)
 

@@ -16,11 +16,10 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import _dispatch
 from ._layout import KINDS, NO_NYQUIST
-from ._validate import as_array, axes_list, check_norm
+from ._validate import as_array, axes_list, check_drop_nyquist, check_norm
 from ._warn import deprecated
 from .backends import Backend
 
@@ -67,8 +66,7 @@ def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: 
     """Checked array, kinds and axes -> the one transform path, with the real FFT axis (if any) planned last."""
     norm = check_norm(norm)
     real_axis = next((a for a, k in zip(ax, kinds) if k == "rfft"), None)
-    if not isinstance(drop_nyquist, (bool, np.bool_)):
-        raise TypeError(f"{name}: drop_nyquist must be True or False, got {drop_nyquist!r}")
+    drop_nyquist = check_drop_nyquist(drop_nyquist, name)
     if drop_nyquist and real_axis is None:
         raise ValueError(f"{name}: drop_nyquist=True leaves out the Nyquist coefficient of the 'rfft' axis, but "
                          f"kinds {kinds} has none")
@@ -89,7 +87,7 @@ def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: 
         for a, k in zip(ax, kinds):
             if k == "dct1" and x.shape[a] < 2:
                 raise ValueError(f"{name}: a type-1 DCT needs at least 2 points, axis {a} has {x.shape[a]}")
-    real = NO_NYQUIST if drop_nyquist else real_axis is not None  # (drop_nyquist checked above)
+    real = NO_NYQUIST if drop_nyquist else real_axis is not None
     if not inverse:
         return _dispatch.forward(x, plan_axes, norm, real, backend=backend, order=order, kinds=plan_kinds)
     if s is not None:

@@ -164,3 +164,10 @@ def real_shape(kshape: tuple[int, ...], ax: tuple[int, ...], s: tuple[int, ...] 
             )
     shape[last] = n
     return tuple(shape)
+
+
+def check_drop_nyquist(drop: object, name: str) -> bool:
+    """``drop_nyquist`` as a bool (True or False only, numpy's bool included)."""
+    if not isinstance(drop, (bool, np.bool_)):
+        raise TypeError(f"{name}: drop_nyquist must be True or False, got {drop!r}")
+    return bool(drop)
