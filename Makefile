@@ -26,12 +26,15 @@ demo: $(DEMO)
 	$(PY) -m solvers run navier-stokes --ic taylor-green --n 64 --re 1600 --t-end 20 --checkpoint-every 200 --out runs/tgv --overwrite
 
 # Two workers for the single-process tests (compiles and runs overlap on the 2-core CI machine), then the
-# multi-process and cluster tests alone, so that their deadlines see an otherwise idle machine. The notebook tests
+# multi-process and cluster tests after them, two test files at a time (--dist loadfile: a file's tests run one
+# after another on one worker, so the Slurm cluster and the fault scenarios never overlap themselves). Those tests
+# wait on heartbeats, deadlines and daemons for about half their time; their deadlines have a margin of at least
+# twice what they measure with another such file running beside them. The notebook tests
 # leave the notebooks they executed where `make docs` looks for them (XFFT_NOTEBOOK_OUTPUTS), so that the docs
 # build after them executes none.
 test: $(STAMP)
 	XFFT_NOTEBOOK_OUTPUTS=$(CURDIR)/docs/_build/notebooks $(PY) -m pytest -q -n 2 -m "not serial"
-	$(PY) -m pytest -q -m serial
+	$(PY) -m pytest -q -n 2 --dist loadfile -m serial
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -47,7 +47,7 @@ _SERIAL_DIRS = {"multiprocess", "cluster"}
 
 def pytest_collection_modifyitems(config, items):
     """Multi-process and cluster tests (their own processes, deadlines in seconds) are marked ``serial``:
-    ``make test`` runs the rest on two pytest workers, then these alone (see the README, "Tests")."""
+    ``make test`` runs the rest on two pytest workers, then these, each file's tests on one worker (Makefile)."""
     import pytest
 
     here = Path(__file__).resolve().parent
@@ -80,8 +80,9 @@ def pytest_pyfunc_call(pyfuncitem):
 
 
 # Opt-in accounting of where the suite's time goes: XFFT_TEST_COMPILES=FILE appends one JSON line per test (its
-# node id, wall seconds, XLA programs compiled in this process, their compile seconds and tracing seconds) to FILE
-# (every pytest worker appends to the same file). Subprocesses a test starts are not counted.
+# node id, wall seconds, XLA programs compiled in this process, their compile seconds and tracing seconds, and
+# ``compiled``: each program's name, persistent-cache key and compile seconds, to see which programs recur across
+# tests) to FILE (every pytest worker appends to the same file). Subprocesses a test starts are not counted.
 _COMPILES = os.environ.get("XFFT_TEST_COMPILES")
 if _COMPILES:
     import json
@@ -102,6 +103,28 @@ if _COMPILES:
         if event == "/jax/compilation_cache/cache_hits":
             _tally["cache_hits"] += 1
 
+    import logging
+    import re as _re
+
+    _programs: list = []  # [module name, cache key, compile seconds] of each program compiled in this test
+
+    class _Programs(logging.Handler):
+        def emit(self, record):
+            msg = record.getMessage()
+            m = _re.match(r"PERSISTENT COMPILATION CACHE MISS for '(.+?)' with key '(.+?)'", msg)
+            if m:
+                _programs.append([m.group(1), m.group(2)[-16:], None])
+                return
+            m = _re.match(r"Finished XLA compilation of (.+) in ([0-9.]+) sec", msg)
+            if m and _programs and _programs[-1][2] is None:
+                _programs[-1][2] = round(float(m.group(2)), 3)
+
+    for _name in ("jax._src.compiler", "jax._src.dispatch"):
+        _lg = logging.getLogger(_name)
+        _lg.setLevel(logging.DEBUG)
+        _lg.addHandler(_Programs(logging.DEBUG))
+        _lg.propagate = False
+
     monitoring.register_event_duration_secs_listener(_on_duration)
     monitoring.register_event_listener(_on_event)
 
@@ -112,6 +135,7 @@ if _COMPILES:
         before, start = dict(_tally), time.perf_counter()
         yield
         row = {k: round(v - before[k], 2) for k, v in _tally.items()}
-        row.update(test=item.nodeid, seconds=round(time.perf_counter() - start, 2))
+        row.update(test=item.nodeid, seconds=round(time.perf_counter() - start, 2), compiled=list(_programs))
+        _programs.clear()
         with open(_COMPILES, "a") as f:
             f.write(json.dumps(row) + "\n")
