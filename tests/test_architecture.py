@@ -113,3 +113,17 @@ def test_no_module_over_400_lines():
     long = {str(p.relative_to(ROOT)): n for p in _modules().values() if (n := len(p.read_text().splitlines()))
             > MAX_LINES}
     assert not long, long
+
+
+def test_import_leaves_the_heavy_libraries_for_later():
+    """``import xfft, solvers`` loads none of orbax, matplotlib, h5py, xarray, tqdm: each is imported where it is
+    first used (a checkpoint, a plot, a snapshot, a progress bar), so that ``python -m solvers list``, ``--help``,
+    a notebook and a run without them start without paying for them."""
+    import subprocess
+    import sys
+
+    heavy = ("orbax", "matplotlib", "h5py", "xarray", "tqdm")
+    code = f"import sys, xfft, solvers; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "[]", p.stdout

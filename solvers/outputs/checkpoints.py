@@ -8,11 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import orbax.checkpoint as ocp
 
 from .base import Event, Output, RunInfo, writable_directory
 
 __all__ = ["Checkpoint", "Checkpoints"]
+
+
+def _orbax():
+    """``orbax.checkpoint``, imported where a checkpoint is first opened: it takes a third of a second, which
+    ``import solvers``, ``python -m solvers list`` and runs without checkpoints do not pay."""
+    import orbax.checkpoint as ocp
+
+    return ocp
 
 
 class Checkpoints:
@@ -30,6 +37,7 @@ class Checkpoints:
 
     def __init__(self, directory: str | os.PathLike, keep: int | None = 2):
         self.directory = Path(directory).absolute()
+        ocp = _orbax()
         options = ocp.CheckpointManagerOptions(max_to_keep=keep, enable_async_checkpointing=False, create=True)
         self._manager = ocp.CheckpointManager(self.directory, options=options)
 
@@ -46,11 +54,13 @@ class Checkpoints:
         if samples:
             payload["samples"] = dict(samples)
             meta = {**meta, "samples": sorted(samples)}
+        ocp = _orbax()
         self._manager.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(payload),
                                                          meta=ocp.args.JsonSave(meta)), force=True)
         self._manager.wait_until_finished()
 
     def read_meta(self, step: int) -> dict:
+        ocp = _orbax()
         return dict(self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())).meta)
 
     def restore(self, step: int, like: Any) -> tuple[Any, dict]:
@@ -67,6 +77,7 @@ class Checkpoints:
         ``truncate``: an array stored larger than ``like`` asks is read as its leading part along each axis (orbax's
         non-strict restore), where a reader knows that this part is the array it wants (a spectrum stored with
         more coefficients than the grid holds); by default shapes must match."""
+        ocp = _orbax()
         meta = self.read_meta(step)
         names = [n for n in meta.get("samples", []) if samples_like and n in samples_like]
         target = {"state": _targets(like)}
