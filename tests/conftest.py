@@ -123,7 +123,7 @@ if _COMPILES:
         _lg = logging.getLogger(_name)
         _lg.setLevel(logging.DEBUG)
         _lg.addHandler(_Programs(logging.DEBUG))
-        _lg.propagate = False
+        _lg.propagate = False  # (their DEBUG records would otherwise fill the captured log of a failing test)
 
     monitoring.register_event_duration_secs_listener(_on_duration)
     monitoring.register_event_listener(_on_event)

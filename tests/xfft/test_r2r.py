@@ -121,6 +121,9 @@ def test_drop_nyquist_a_wall_grid_half_spectrum(order):
                                                     drop_nyquist=True)).index(1)] == "x"  # the modes split
     no_nyquist = np.fft.irfft(np.concatenate([np.fft.rfft(xn, axis=1)[:, :16], np.zeros((17, 1))], axis=1), 32)
     assert back.dtype == np.float64 and _rel(back, no_nyquist) < 1e-12
+    if order == "natural":  # without s, the real length is twice the coefficients kept (not 2 (m - 1))
+        with jax.set_mesh(m):
+            assert jax.eval_shape(lambda a: xfft.ixr2rn(a, kinds, drop_nyquist=True), y).shape == (17, 32)
     with pytest.raises(ValueError, match="'rfft' axis"):
         xfft.xr2rn(xn, ("dct1", "fft"), drop_nyquist=True)
     with pytest.raises(ValueError, match="even length"):
