@@ -23,7 +23,13 @@ is estimated (accelerator: ``memory_stats()["bytes_limit"]``; CPU: the host's RA
 Platforms: ``--platform cpu`` (default) forces 8 virtual CPU devices; ``--platform auto`` runs on whatever JAX
 finds (a GPU: its devices, e.g. one H100).
 
-Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends]``.
+Host allocator (CPU): every call of a compiled transform takes fresh output and temporary buffers from the process's
+``malloc``. glibc's gives blocks of 32 MB and more back to the system when they are freed, so at 256^3 each call
+faults its buffers in again page by page; the JSON records the allocator the run had (``host_allocator``:
+``LD_PRELOAD``, ``MALLOC_*`` and ``GLIBC_TUNABLES``), and ``fft_tcmalloc.json`` is the same benchmark with
+tcmalloc preloaded, which keeps freed blocks for the next call.
+
+Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends] [--tag T]``.
 """
 
 from __future__ import annotations
@@ -372,13 +378,26 @@ def plot(rows: list[dict], path: Path, load: str = "") -> None:
     fig.savefig(path, dpi=110)
 
 
-def _load_line(load: dict | None) -> str:
-    """The date-free part of ``uptime`` before and after the run, for the plot's title."""
-    if not load:
-        return ""
+def host_allocator() -> dict:
+    """What decides how the host's ``malloc`` hands out and takes back the buffers of each call: a preloaded
+    allocator (``LD_PRELOAD``, file names only), glibc's ``MALLOC_*`` settings and ``GLIBC_TUNABLES``, and the C
+    library's version."""
+    preload = [Path(p).name for p in re.split(r"[:\s]+", os.environ.get("LD_PRELOAD", "")) if p]
+    settings = {k: v for k, v in sorted(os.environ.items()) if k.startswith("MALLOC_") or k == "GLIBC_TUNABLES"}
+    libc = " ".join(platform.libc_ver()).strip()
+    return {"ld_preload": " ".join(preload) or "none", "settings": settings, "libc": libc or "unknown"}
+
+
+def _title_line(result: dict) -> str:
+    """The date-free part of ``uptime`` before and after the run, and the host allocator, for the plot's title."""
+    load, alloc = result.get("load"), result.get("host_allocator")
     def avg(line):
         return line[line.find("load average"):]
-    return f"{avg(load['before'])} (before), {avg(load['after'])} (after)"
+    parts = [f"{avg(load['before'])} (before), {avg(load['after'])} (after)"] if load else []
+    if alloc:
+        parts.append(f"malloc: {alloc['ld_preload'] if alloc['ld_preload'] != 'none' else alloc['libc']}"
+                     + "".join(f", {k}={v}" for k, v in alloc["settings"].items()))
+    return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -390,13 +409,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-peer", action="store_true", help="skip the mpi4py-fft peer column")
     p.add_argument("--no-backends", action="store_true", help="skip the jaxdecomp backend rows")
     p.add_argument("--out", type=Path, default=HERE / "results")
+    p.add_argument("--tag", default="", help="suffix of the output files, e.g. _tcmalloc")
     p.add_argument("--replot", action="store_true", help="only redraw the PNG from an existing JSON")
     args = p.parse_args(argv)
     dev = jax.devices()[0]
-    stem = "fft" if dev.platform == "cpu" else f"fft_{dev.platform}"
+    stem = ("fft" if dev.platform == "cpu" else f"fft_{dev.platform}") + args.tag
     if args.replot:
         saved = json.loads((args.out / f"{stem}.json").read_text())
-        plot(saved["rows"], args.out / f"{stem}.png", _load_line(saved.get("load")))
+        plot(saved["rows"], args.out / f"{stem}.png", _title_line(saved))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     peer = not args.no_peer and dev.platform == "cpu"
@@ -419,6 +439,7 @@ def main(argv: list[str] | None = None) -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {jax.device_count()} {dev.platform} devices "
                    f"({dev.device_kind})",
         "load": {"before": load_before, "after": uptime()},
+        "host_allocator": host_allocator(),
         "jax": jax.__version__,
         "memory_budget_bytes": budget,
         "memory_budget_from": budget_from,
@@ -426,7 +447,7 @@ def main(argv: list[str] | None = None) -> None:
         "summary": summarize(rows, budget),
     }
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2))
-    plot(rows, args.out / f"{stem}.png", _load_line(result["load"]))
+    plot(rows, args.out / f"{stem}.png", _title_line(result))
     print(json.dumps(result["summary"], indent=2))
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 COMMANDS = {
     "fft.json": "python benchmarks/fft.py",
     "fft_gpu.json": "python benchmarks/fft.py --platform auto --sizes 256 512 1024 --no-peer",
+    "fft_tcmalloc.json": "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 python benchmarks/fft.py "
+                         "--tag _tcmalloc",
     "fft_256/fft.json": "python benchmarks/fft.py --sizes 256 --no-backends --repeats 7 "
                         "--out benchmarks/results/fft_256",
     "gradients.json": "python benchmarks/gradients.py",
@@ -109,6 +111,12 @@ def _machine(meta: dict) -> str:
             parts.append(f"{meta[key]} {label}{'' if meta[key] == 1 else 's'}")
     if meta.get("jax"):
         parts.append(f"jax {meta['jax']}")
+    alloc = meta.get("host_allocator")
+    if isinstance(alloc, dict):  # benchmarks/fft.py: what served the buffers of each call
+        preload = alloc.get("ld_preload", "none")
+        served = f"{preload} preloaded" if preload != "none" else "malloc of the C library"
+        settings = "".join(f", {k}={v}" for k, v in alloc.get("settings", {}).items())
+        parts.append(f"host allocator: {served} ({alloc.get('libc', 'unknown')}{settings})")
     for key in ("load_average_1min", "load_average_1min_start_end", "load_avg"):
         if key in meta:
             value = meta[key]
