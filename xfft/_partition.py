@@ -25,6 +25,8 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from . import _exchange
+from ._exchange import all_to_all
 from ._fourstep import four_step
 from ._layout import (
     DCT_DST_KINDS,
@@ -123,53 +125,6 @@ def input_layout(pl: Placement, shape: tuple[int, ...], axes: tuple[int, ...], r
     return guess_layout(shape, axes, pl.mesh_sizes, real)
 
 
-def _all_to_all(x: jax.Array, step: Move, sizes: dict[str, int], side: jax.Array | None = None):
-    """The all-to-all of ``step``; with ``side`` (a local real scalar) returns ``(x, max of side over the move's
-    devices)``, the scalars carried in the same exchange (:func:`_exchange_with_side`)."""
-    p = 1
-    for a in step.mesh_axes:
-        p *= sizes[a]
-    n = x.shape[step.dst]
-    if n % p:
-        widths = [(0, 0)] * x.ndim
-        widths[step.dst] = (0, p - n % p)
-        x = jnp.pad(x, widths)
-    name = step.mesh_axes[0] if len(step.mesh_axes) == 1 else step.mesh_axes
-    if side is None:
-        x = jax.lax.all_to_all(x, name, step.dst, step.src, tiled=True)
-    else:
-        x, side = _exchange_with_side(x, side, name, p, step.dst, step.src)
-    if x.shape[step.src] != step.src_len:
-        x = jax.lax.slice_in_dim(x, 0, step.src_len, axis=step.src)
-    return x if side is None else (x, side)
-
-
-def _exchange_with_side(x: jax.Array, side: jax.Array, name, p: int, dst: int, src: int):
-    """``all_to_all(x, name, dst, src, tiled=True)`` carrying one scalar per device: ``x`` is padded by one entry
-    holding ``side`` along its longest axis that is neither exchanged nor gathered (or, without one as long as
-    a block, one entry at the end of every block of ``dst``), so each device receives the ``p`` scalars of its
-    group with the data and takes their maximum. One exchange instead of an all-to-all and an all-reduce, for
-    ``1/n`` more data and one padded copy of the block. Carried in the first stage of a Runge-Kutta step only
-    (``max_if``): carried in every stage, the 2D Navier-Stokes main job at 256^2 on 8 CPU devices took 3%
-    longer. ``side`` travels in ``x``'s dtype (its real part), so it must not be wider."""
-    tag = side.astype(x.dtype)
-    block = x.shape[dst] // p
-    others = [a for a in range(x.ndim) if a not in (dst, src)]
-    along = max(others, key=lambda a: x.shape[a], default=None)
-    if along is not None and x.shape[along] >= block:
-        n = x.shape[along]
-        widths = [(0, 1 if a == along else 0, 0) for a in range(x.ndim)]
-        y = jax.lax.all_to_all(jax.lax.pad(x, tag, widths), name, dst, src, tiled=True)
-        side = jnp.max(jnp.real(jax.lax.slice_in_dim(y, n, n + 1, axis=along)))
-        return jax.lax.slice_in_dim(y, 0, n, axis=along), side
-    split = x.shape[:dst] + (p, block) + x.shape[dst + 1:]
-    widths = [(0, 1 if a == dst + 1 else 0, 0) for a in range(x.ndim + 1)]
-    y = jax.lax.pad(x.reshape(split), tag, widths).reshape(x.shape[:dst] + (p * (block + 1),) + x.shape[dst + 1:])
-    y = jax.lax.all_to_all(y, name, dst, src, tiled=True)  # dst: this device's block and the p tags after it
-    side = jnp.max(jnp.real(jax.lax.slice_in_dim(y, block, block + 1, axis=dst)))
-    return jax.lax.slice_in_dim(y, 0, block, axis=dst), side
-
-
 def _fourier(x: jax.Array, axes: tuple[int, ...], step: TrailingFft, norm: str) -> jax.Array:
     """The Fourier axes of a stage: one ``jnp.fft`` call (a single XLA FFT op when ``axes`` are trailing)."""
     if not axes:
@@ -241,7 +196,7 @@ def _gather(x: jax.Array, step: Gather, sizes: dict[str, int]) -> jax.Array:
 
 
 def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int], side: jax.Array | None = None,
-                when: jax.Array | None = None):
+                when: jax.Array | None = None, send_transposed: bool = False):
     """Execute a lowered ``program`` on the local block ``x`` (inside ``shard_map``, or on one device).
 
     This is the one interpreter of every transform: FFTs, real FFTs, DCTs and DSTs, crops/pads, moves, DFTs along
@@ -250,7 +205,8 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
     carried in the program's all-to-alls (each takes the maximum over its group) and, for mesh axes no move
     crosses, one ``pmax``. ``when`` (a replicated boolean scalar, with ``side``): only where it is true; each
     exchange that carries the maximum then sits in a ``lax.cond`` beside its plain twin, and the block's maximum
-    is taken inside it, so a false ``when`` costs neither (the maximum returned is then 0).
+    is taken inside it, so a false ``when`` costs neither (the maximum returned is then 0). ``send_transposed``
+    (CPU devices): a move followed by a transpose runs as :func:`xfft._exchange.move_then_transpose`.
 
     Raises:
       TypeError: a step that is not a :class:`~xfft._lower.TrailingFft`, ``Transpose``, ``AxisDft``, ``Move``,
@@ -259,14 +215,19 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
     crossed: set[str] = set()
     real = jnp.finfo(x.dtype).dtype
     top = None  # the maximum so far, once the first carrying exchange has taken the block's
-    for step in program.steps:
+    steps = list(program.steps)
+    while steps:
+        step = steps.pop(0)
         if isinstance(step, TrailingFft):
             x = _local_transform(x, step, norm)
         elif isinstance(step, Transpose):
             x = jnp.transpose(x, step.perm)
         elif isinstance(step, Move):
-            if side is None or crossed.issuperset(step.mesh_axes):
-                x = _all_to_all(x, step, sizes)
+            if send_transposed and steps and isinstance(steps[0], Transpose) and (
+                    side is None or crossed.issuperset(step.mesh_axes)):
+                x = _exchange.move_then_transpose(x, step, steps.pop(0).perm, sizes)
+            elif side is None or crossed.issuperset(step.mesh_axes):
+                x = all_to_all(x, step, sizes)
             else:  # a move across a mesh axis the maximum has not crossed yet carries it
                 x, top = _carrying(x, step, sizes, side if top is None else top, top is None, when)
                 crossed.update(step.mesh_axes)
@@ -297,17 +258,17 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
 
 def _carrying(x: jax.Array, step: Move, sizes: dict[str, int], value: jax.Array, block: bool,
               when: jax.Array | None):
-    """``_all_to_all(x, step, sizes, maximum)`` with the maximum ``value`` (the local field block if ``block``:
+    """``all_to_all(x, step, sizes, maximum)`` with the maximum ``value`` (the local field block if ``block``:
     its maximum is taken here); with ``when``, in a ``lax.cond`` whose false branch exchanges ``x`` alone and
     gives 0 (:func:`run_program`)."""
     real = jnp.finfo(x.dtype).dtype
 
     def carry(a, v):
-        return _all_to_all(a, step, sizes, _local_max(v, real) if block else v)
+        return all_to_all(a, step, sizes, _local_max(v, real) if block else v)
 
     if when is None:
         return carry(x, value)
-    return jax.lax.cond(when, carry, lambda a, v: (_all_to_all(a, step, sizes), jnp.zeros((), real)), x, value)
+    return jax.lax.cond(when, carry, lambda a, v: (all_to_all(a, step, sizes), jnp.zeros((), real)), x, value)
 
 
 def max_where(fn, operand, when: jax.Array | None, dtype) -> jax.Array:
@@ -362,21 +323,25 @@ def execute(x: jax.Array, plan: Plan, pl: Placement, norm: str, *, in_perm: tupl
     return out, m.astype(max_of.dtype)
 
 
-@lru_cache(maxsize=256)
 def _sharded(program: Program, mesh, norm: str, side_ndim: int | None = None, when: bool = False):
     """The jitted shard_map program (cached: eager calls do not retrace; under jit it inlines); with ``side_ndim``,
     that of ``(x, max_of)`` returning ``(output, max)`` (:func:`run_program`'s side); ``when`` adds ``max_if``."""
+    return _sharded_as(program, mesh, norm, side_ndim, when, _exchange.SEND_TRANSPOSED and _on_cpu(mesh))
+
+
+@lru_cache(maxsize=256)
+def _sharded_as(program: Program, mesh, norm: str, side_ndim: int | None, when: bool, send_transposed: bool):
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
     in_spec, out_spec = layout_to_spec(program.in_layout), layout_to_spec(program.out_layout)
     if side_ndim is None:
-        body = lambda b: run_program(b, program, norm, sizes)  # noqa: E731
+        body = lambda b: run_program(b, program, norm, sizes, send_transposed=send_transposed)  # noqa: E731
         return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec, check_vma=False))
     tail = layout_to_spec(program.in_layout[len(program.in_layout) - side_ndim:])
     if when:
-        body = lambda b, m, w: run_program(b, program, norm, sizes, m, w)  # noqa: E731
+        body = lambda b, m, w: run_program(b, program, norm, sizes, m, w, send_transposed)  # noqa: E731
         specs = (in_spec, tail, P())
     else:
-        body = lambda b, m: run_program(b, program, norm, sizes, m)  # noqa: E731
+        body = lambda b, m: run_program(b, program, norm, sizes, m, send_transposed=send_transposed)  # noqa: E731
         specs = (in_spec, tail)
     return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=(out_spec, P()), check_vma=False))
 

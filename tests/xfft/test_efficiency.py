@@ -7,7 +7,8 @@ forces one (``xfft._lower.lower_plan``). Counts derived from the plans (3D grid,
 - one device, or a one-device mesh: one FFT op (``rfftn``/``fftn`` over all three axes), no transpose;
 - slab (one mesh axis of size > 1, whatever its size-1 companions): stage 1 transforms the two trailing axes in one
   op, the all-to-all moves the mesh axis, stage 2 transforms axis 0, which must first be made minor-most (one
-  transpose, which XLA fuses with the all-to-all's own copy); ``"transposed"`` order stops there (1 transpose);
+  transpose, done on CPU devices on the sending side of the all-to-all, per destination chunk, where the
+  exchange copies the data anyway: ``xfft._exchange``); ``"transposed"`` order stops there (1 transpose);
 - pencil (two mesh axes of size > 1): stage 1 is the last axis (minor already), stages 2 and 3 each bring their
   axis minor-most (2 transposes); ``"transposed"`` order stops there (2).
 
@@ -119,8 +120,12 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
                         tuple(zip(m.axis_names, m.axis_sizes)), real)
     for matrix_dft, n in ((True, want), (False, n_nat if natural else n_tr)):
         assert sum(isinstance(s, Transpose) for s in lower_plan(plan, None, natural, matrix_dft).steps) == n
-    assert _lowered_transposes(fwd, x) == _minor_transposes(jax.jit(fwd).lower(x).as_text()) == want
-    assert _lowered_transposes(inv, k) == want
+    # A move followed by a transpose runs transposed on the sending side (xfft._exchange): one more transpose
+    # per such move, a reorder of whole rows that keeps the minor-most axis.
+    moves = count_op(_compiled(fwd, x), "all-to-all")
+    for f, arg in ((fwd, x), (inv, k)):
+        assert _minor_transposes(jax.jit(f).lower(arg).as_text()) == want
+        assert want <= _lowered_transposes(f, arg) <= want + moves
     text = _compiled(fwd, x)
     assert _fft_ops(text) == n_fft - natural
     assert len(re.findall(r"[\s=]dot\(", text)) == natural

@@ -1,0 +1,125 @@
+"""The exchange of a move with the transpose after it done on the sending side (``xfft._exchange``).
+
+On CPU devices a move that the lowered program transposes right after runs as
+:func:`xfft._exchange.move_then_transpose`: the same array, bit for bit, as the all-to-all followed by the transpose,
+with the same number of all-to-alls and of transposes that change the minor-most axis.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import count_op, mesh, put
+from jax.sharding import NamedSharding, PartitionSpec
+
+import xfft
+from xfft import _exchange
+from xfft._layout import Move
+
+
+def _both(f, x):
+    """``(value, all-to-alls, transposes in the lowered program)`` of ``f(x)`` with the send-side exchange and
+    with the plain one (XLA places the transpose)."""
+    out = []
+    for on in (True, False):
+        keep, _exchange.SEND_TRANSPOSED = _exchange.SEND_TRANSPOSED, on
+        try:
+            g = jax.jit(lambda a: f(a))  # a new function each time: no trace is reused across the switch
+            lowered = g.lower(x)
+            out.append((np.asarray(g(x)), count_op(lowered.compile().as_text(), "all-to-all"),
+                        lowered.as_text().count("stablehlo.transpose")))
+        finally:
+            _exchange.SEND_TRANSPOSED = keep
+    return out
+
+
+@pytest.mark.parametrize("shape,spec", [((8,), ("x",)), ((2, 4), ("x", "y")), ((4, 2), ("x", "y"))],
+                         ids=["slab", "pencil2x4", "pencil4x2"])
+@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
+@pytest.mark.parametrize("order", ["transposed", "natural"])
+def test_transforms_are_bit_identical_with_the_plain_exchange(shape, spec, real, order):
+    """Forward and inverse, every order and decomposition the suite's meshes cover (natural order with the
+    accelerator lowering too, whose last move is followed by a transpose): the same bits and all-to-alls."""
+    m = mesh(shape, "explicit")
+    grid = (16, 24, 32)
+    a = np.random.default_rng(3).standard_normal(grid).astype(np.float64)
+    x = put(a if real else a + 1j * a[::-1], NamedSharding(m, PartitionSpec(*spec)))
+    fwd = (lambda v: xfft.xrfft3d(v, order=order)) if real else (lambda v: xfft.xfft3d(v, order=order))
+    inv = (lambda k: xfft.ixrfft3d(k, s=grid, order=order)) if real else (lambda k: xfft.ixfft3d(k, order=order))
+    for matrix_dft in (True, False):
+        with xfft.cpu_matrix_dft(matrix_dft):
+            (k1, n1, t1), (k0, n0, t0) = _both(fwd, x)
+            np.testing.assert_array_equal(k1, k0)
+            assert n1 == n0 == len(shape)
+            # the last move is followed by a transpose (so runs on the sending side) except where natural order's
+            # last stage runs in place (matrix DFTs on CPU)
+            assert t1 > t0 if order == "transposed" or not matrix_dft else t1 >= t0
+            k = put(k1, xfft.spectral_sharding(x.sharding, grid, real=real, order=order))
+            (b1, _, _), (b0, _, _) = _both(inv, k)
+            np.testing.assert_array_equal(b1, b0)
+    ref = (np.fft.rfftn if real else np.fft.fftn)(np.asarray(x))
+    perm = xfft.spectral_axes(x.sharding, grid, real=real, order=order)
+    np.testing.assert_allclose(k1, np.transpose(ref, perm), rtol=1e-12, atol=1e-10)
+
+
+def _exchange_in_shard_map(m, x, step: Move, perm, in_spec, out_spec, fused: bool) -> np.ndarray:
+    sizes = dict(zip(m.axis_names, m.axis_sizes))
+
+    def body(b):
+        if fused:
+            return _exchange.move_then_transpose(b, step, perm, sizes)
+        return jnp.transpose(_exchange.all_to_all(b, step, sizes), perm)
+
+    f = jax.shard_map(body, mesh=m, in_specs=in_spec, out_specs=out_spec, check_vma=False)
+    return np.asarray(jax.jit(f)(x))
+
+
+@pytest.mark.parametrize("dst,src,perm", [(1, 0, (1, 2, 0)), (1, 0, (2, 1, 0)), (2, 0, (1, 2, 0)),
+                                          (0, 1, (2, 0, 1)), (2, 1, (0, 2, 1)), (0, 2, (1, 0, 2))])
+def test_move_then_transpose_is_the_exchange_then_the_transpose(dst, src, perm):
+    """Every pair of exchanged axes and output order, in shard_map on 8 devices and on 2 x 4 devices over both
+    mesh axes; a length the group does not divide (padded in transit) takes the plain path."""
+    for shape_mesh, axes in (((8,), ("x",)), ((2, 4), ("x", "y"))):
+        m = mesh(shape_mesh, "explicit")
+        spec, out = [None] * 3, [None] * 3
+        spec[src] = axes
+        out[perm.index(dst)] = axes
+        for n_dst, n_src in ((16, 24), (12, 8)):  # 12 on 8 devices: padded to 16 in transit
+            shape = [10, 10, 10]
+            shape[dst], shape[src] = n_dst, n_src
+            a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+            x = put(a, NamedSharding(m, PartitionSpec(*spec)))
+            args = (m, x, Move(axes, src, dst, n_src, n_dst), perm, PartitionSpec(*spec), PartitionSpec(*out))
+            fused, plain = _exchange_in_shard_map(*args, True), _exchange_in_shard_map(*args, False)
+            np.testing.assert_array_equal(fused, plain)
+            if n_dst % 8 == 0:
+                np.testing.assert_array_equal(fused, np.transpose(a, perm))
+            else:
+                assert fused.shape[perm.index(dst)] == 16
+
+
+def test_gradient_and_vmap_through_the_send_side_exchange():
+    """The exchange is plain JAX: ``grad`` and ``vmap`` of a transposed-order transform give the plain exchange's
+    bits, and the gradient is one device's ``jnp.fft.rfftn`` gradient."""
+    m = mesh((8,), "explicit")
+    a = np.random.default_rng(4).standard_normal((4, 16, 16, 16))
+    x = put(a, NamedSharding(m, PartitionSpec(None, "x")))
+
+    def loss(v):
+        return jnp.sum(jnp.abs(xfft.xrfft3d(v, order="transposed")) ** 2)
+
+    got = []
+    for on in (True, False):
+        keep, _exchange.SEND_TRANSPOSED = _exchange.SEND_TRANSPOSED, on
+        try:
+            batched = jax.vmap(lambda v: xfft.xrfft3d(v, order="transposed"))
+            got.append((np.asarray(jax.jit(jax.grad(loss))(x[0])), np.asarray(jax.jit(batched)(x))))
+        finally:
+            _exchange.SEND_TRANSPOSED = keep
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    one = jax.device_put(a[0], jax.devices()[0])
+    ref = jax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.rfftn(v)) ** 2))(one)
+    np.testing.assert_allclose(got[0][0], np.asarray(ref), rtol=1e-12, atol=1e-9)
