@@ -11,7 +11,8 @@ is split into its ``p`` destination chunks and transposed into the output's axis
 rows stay short and in cache), the exchange then moves contiguous chunks (split and concatenated on the leading
 axis), and the received chunks are put side by side along the gathered axis, a copy of whole runs that keeps the
 minor-most axis. Same values to the last bit, as many all-to-alls and minor-axis transposes; at 256^3 on 8 CPU
-devices the slab transform in transposed order took 119 ms instead of 149 (one device: 115).
+devices of a 2-core machine the slab transform in transposed order took 166 ms instead of 205 and its inverse 186
+instead of 268, one device's ``fftn`` 165 (complex64, medians of one run).
 """
 
 from __future__ import annotations
