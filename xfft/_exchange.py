@@ -49,8 +49,10 @@ def all_to_all(x: jax.Array, step: Move, sizes: dict[str, int], side: jax.Array 
     return x if side is None else (x, side)
 
 
-def move_then_transpose(x: jax.Array, step: Move, perm: tuple[int, ...], sizes: dict[str, int]) -> jax.Array:
-    """``jnp.transpose(all_to_all(x, step, sizes), perm)``, transposed before the exchange (module docstring).
+def move_then_transpose(x: jax.Array, step: Move, perm: tuple[int, ...], sizes: dict[str, int],
+                        side: jax.Array | None = None):
+    """``jnp.transpose(all_to_all(x, step, sizes), perm)``, transposed before the exchange (module docstring); with
+    ``side``, ``(that, max of side over the move's devices)`` as :func:`all_to_all` returns.
 
     A move that pads or crops in transit (a length the group does not divide) runs as the plain exchange and
     transpose.
@@ -58,7 +60,10 @@ def move_then_transpose(x: jax.Array, step: Move, perm: tuple[int, ...], sizes: 
     p = group_size(step.mesh_axes, sizes)
     d, s = step.dst, step.src
     if x.shape[d] % p or x.shape[s] * p != step.src_len:
-        return jnp.transpose(all_to_all(x, step, sizes), perm)
+        if side is None:
+            return jnp.transpose(all_to_all(x, step, sizes), perm)
+        y, side = all_to_all(x, step, sizes, side)
+        return jnp.transpose(y, perm), side
     shape = x.shape
     out_shape = [shape[a] for a in perm]
     out_shape[perm.index(d)] = shape[d] // p
@@ -66,8 +71,12 @@ def move_then_transpose(x: jax.Array, step: Move, perm: tuple[int, ...], sizes: 
     # axis d becomes (destination, local part); the output's axes follow the destination axis
     chunks = x.reshape(shape[:d] + (p, shape[d] // p) + shape[d + 1:])
     y = jnp.transpose(chunks, (d,) + tuple(a if a < d else a + 1 for a in perm))
-    y = jax.lax.all_to_all(y, _name(step), 0, 0, tiled=True)  # the leading axis now counts the sources
-    return jnp.moveaxis(y, 0, perm.index(s)).reshape(out_shape)
+    if side is None:
+        y = jax.lax.all_to_all(y, _name(step), 0, 0, tiled=True)  # the leading axis now counts the sources
+    else:
+        y, side = _exchange_with_side(y, side, _name(step), p, 0, 0)
+    y = jnp.moveaxis(y, 0, perm.index(s)).reshape(out_shape)
+    return y if side is None else (y, side)
 
 
 def _exchange_with_side(x: jax.Array, side: jax.Array, name, p: int, dst: int, src: int):

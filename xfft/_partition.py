@@ -223,13 +223,11 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
         elif isinstance(step, Transpose):
             x = jnp.transpose(x, step.perm)
         elif isinstance(step, Move):
-            if send_transposed and steps and isinstance(steps[0], Transpose) and (
-                    side is None or crossed.issuperset(step.mesh_axes)):
-                x = _exchange.move_then_transpose(x, step, steps.pop(0).perm, sizes)
-            elif side is None or crossed.issuperset(step.mesh_axes):
-                x = all_to_all(x, step, sizes)
+            perm = steps.pop(0).perm if send_transposed and steps and isinstance(steps[0], Transpose) else None
+            if side is None or crossed.issuperset(step.mesh_axes):
+                x = all_to_all(x, step, sizes) if perm is None else _exchange.move_then_transpose(x, step, perm, sizes)
             else:  # a move across a mesh axis the maximum has not crossed yet carries it
-                x, top = _carrying(x, step, sizes, side if top is None else top, top is None, when)
+                x, top = _carrying(x, step, sizes, side if top is None else top, top is None, when, perm)
                 crossed.update(step.mesh_axes)
         elif isinstance(step, Resize):
             x = _resize(x, step)
@@ -257,18 +255,24 @@ def run_program(x: jax.Array, program: Program, norm: str, sizes: dict[str, int]
 
 
 def _carrying(x: jax.Array, step: Move, sizes: dict[str, int], value: jax.Array, block: bool,
-              when: jax.Array | None):
+              when: jax.Array | None, perm: tuple[int, ...] | None = None):
     """``all_to_all(x, step, sizes, maximum)`` with the maximum ``value`` (the local field block if ``block``:
     its maximum is taken here); with ``when``, in a ``lax.cond`` whose false branch exchanges ``x`` alone and
-    gives 0 (:func:`run_program`)."""
+    gives 0 (:func:`run_program`); with ``perm``, the transpose after the move, on the sending side
+    (:func:`xfft._exchange.move_then_transpose`)."""
     real = jnp.finfo(x.dtype).dtype
 
+    def exchange(a, v=None):
+        if perm is None:
+            return all_to_all(a, step, sizes, v)
+        return _exchange.move_then_transpose(a, step, perm, sizes, v)
+
     def carry(a, v):
-        return all_to_all(a, step, sizes, _local_max(v, real) if block else v)
+        return exchange(a, _local_max(v, real) if block else v)
 
     if when is None:
         return carry(x, value)
-    return jax.lax.cond(when, carry, lambda a, v: (all_to_all(a, step, sizes), jnp.zeros((), real)), x, value)
+    return jax.lax.cond(when, carry, lambda a, v: (exchange(a), jnp.zeros((), real)), x, value)
 
 
 def max_where(fn, operand, when: jax.Array | None, dtype) -> jax.Array:
