@@ -54,9 +54,9 @@ def test_donated_default_step_bytes_per_point(meshes):
 def test_main_job_program_with_its_rows_holds_what_the_step_holds(meshes, tmp_path, dt):
     """The main job's step program at 128^3 float32 (its controller, the diagnostics rows inside its loop, compile
     only). With a fixed dt it holds at most the bare step's bytes per point and 0.5 more (fixed-size buffers of
-    step sizes and rows). With CFL control, whose first stage carries the velocity's maximum in its exchange
-    (inside a ``lax.cond``), it holds up to 4.5 more and stays within the step's 64 B/pt target: 63.0 against
-    58.9 (measured 2026-11-28; the fixed-dt program 59.0). Before CPU devices sent their chunks transposed
+    step sizes and rows). With CFL control it holds up to 4.5 more and stays within the step's 64 B/pt target:
+    63.0 against 58.9 (measured 2026-11-28; the fixed-dt program 59.0; not the exchange that carries the maximum:
+    a separate ``pmax`` instead left it at 63.0). Before CPU devices sent their chunks transposed
     (``xfft._exchange``) the bare step held 63.0 too. With ``u`` and ``div u`` of the row in one batched inverse
     transform it held 65.1 against the step's 63.0 (measured 2026-11-24); one field at a time, 63.1."""
     from solvers.job.build import build, validate
