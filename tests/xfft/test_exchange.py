@@ -102,7 +102,8 @@ def test_move_then_transpose_is_the_exchange_then_the_transpose(dst, src, perm):
 
 def test_gradient_and_vmap_through_the_send_side_exchange():
     """The exchange is plain JAX: ``grad`` and ``vmap`` of a transposed-order transform give the plain exchange's
-    bits, and the gradient is one device's ``jnp.fft.rfftn`` gradient."""
+    bits, the batch numpy's ``rfftn`` in the transposed axis order, and the gradient one device's ``jnp.fft.rfftn``
+    gradient."""
     m = mesh((8,), "explicit")
     a = np.random.default_rng(4).standard_normal((4, 16, 16, 16))
     x = put(a, NamedSharding(m, PartitionSpec(None, "x")))
@@ -120,6 +121,9 @@ def test_gradient_and_vmap_through_the_send_side_exchange():
             _exchange.SEND_TRANSPOSED = keep
     np.testing.assert_array_equal(got[0][0], got[1][0])
     np.testing.assert_array_equal(got[0][1], got[1][1])
+    perm = xfft.spectral_axes(x[0].sharding, a.shape[1:], real=True, order="transposed")
+    want = np.transpose(np.fft.rfftn(a, axes=(1, 2, 3)), (0,) + tuple(p + 1 for p in perm))
+    np.testing.assert_allclose(got[0][1], want, rtol=1e-12, atol=1e-10)
     one = jax.device_put(a[0], jax.devices()[0])
     ref = jax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.rfftn(v)) ** 2))(one)
     np.testing.assert_allclose(got[0][0], np.asarray(ref), rtol=1e-12, atol=1e-9)
