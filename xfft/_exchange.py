@@ -39,7 +39,10 @@ def all_to_all(x: jax.Array, step: Move, sizes: dict[str, int], side: jax.Array 
     if n % p:
         widths = [(0, 0)] * x.ndim
         widths[step.dst] = (0, p - n % p)
-        x = jnp.pad(x, widths)
+        # The padded block stays whole: else XLA's CPU backend may send the chunks that hold only padding as
+        # broadcasts whose layout differs from the data chunk's (the HLO verifier rejects the all-to-all: a
+        # (6, 14, 1, 16) grid sharded over its last axis, transformed over every axis on 8 devices).
+        x = jax.lax.optimization_barrier(jnp.pad(x, widths))
     if side is None:
         x = jax.lax.all_to_all(x, _name(step), step.dst, step.src, tiled=True)
     else:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding
 
 from . import _dispatch
 from ._layout import NO_NYQUIST
@@ -98,14 +99,16 @@ def _check_max_if(w: Any, max_of: jax.Array | None, name: str) -> jax.Array | bo
 
 
 def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, s: Any,
-             name: str, backend: str | Backend | None, order: str, drop_nyquist: Any = False) -> jax.Array:
+             name: str, backend: str | Backend | None, order: str, drop_nyquist: Any = False,
+             out_sharding: Any = None) -> jax.Array:
     k = as_array(k, "k")
     norm = check_norm(norm)
     ax = normalize_axes(k, ndim, axes, name)
     k = k.astype(transform_dtype(k, name, False))
     if check_drop_nyquist(drop_nyquist, name):
         real = NO_NYQUIST
-    return _dispatch.inverse(k, ax, norm, real, parse_s(s, ax, name), name, backend=backend, order=order)
+    return _dispatch.inverse(k, ax, norm, real, parse_s(s, ax, name), name, backend=backend, order=order,
+                             out_sharding=out_sharding)
 
 
 def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
@@ -157,7 +160,8 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
 
 def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *, s: Sequence[int] | None = None,
-           backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+           backend: str | Backend | None = None, order: str = "natural",
+           out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xfftn`: spectral layout in, the matching real-space layout out.
 
     Args:
@@ -165,16 +169,26 @@ def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
       ndim, axes, norm, backend: as :func:`xfftn` (``axes`` in natural numbering).
       s: (keyword) the lengths of the transformed axes in natural order; they must equal ``k``'s (no cropping or
         padding: :mod:`xfft.fft` crops and pads). With ``order="transposed"`` pass it for a non-cubic grid: a
-        permuted spectrum can fit several real shapes, and then ``ValueError`` asks for it rather than guess.
+        permuted spectrum can fit several real shapes, and then ``ValueError`` asks for it rather than guess
+        (under ``jax.jit`` on an Auto mesh, where no sharding is visible, the grid is taken to be sharded as
+        :func:`xfft.real_sharding` shards it, as the forward transform takes it).
       order: the order of ``k``'s axes; the output is in natural order.
+      out_sharding: (keyword) the sharding to return to: the forward transform's input sharding (a
+        ``NamedSharding`` on ``k``'s mesh). Without it the inverse returns to the layout that leads to ``k``'s
+        (the input's on a round trip, when one layout does). In ``order="transposed"`` pass it for an input
+        sharded otherwise than :func:`xfft.real_sharding` shards the grid: the spectra of two layouts can have
+        the same shape and sharding with their axes in different orders (a 16^3 grid sharded ``P('x')`` or
+        ``P(None, 'x')`` on 8 devices), and without it the inverse reads ``k`` as the spectrum of the former.
 
     Returns:
-      A complex array; a round trip returns the input's sharding.
+      A complex array; a round trip returns the input's sharding (with ``out_sharding``, that sharding).
 
     Raises:
-      As :func:`xfftn`; ``ValueError`` for an ``s`` that does not fit ``k``.
+      As :func:`xfftn`; ``ValueError`` for an ``s`` that does not fit ``k``, or an ``out_sharding`` on another
+      mesh, not fitting the real shape, or whose forward transform does not leave ``k``; ``TypeError`` for an
+      ``out_sharding`` that is not a ``NamedSharding``.
     """
-    return _inverse(k, ndim, axes, norm, False, s, "ixfftn", backend, order)
+    return _inverse(k, ndim, axes, norm, False, s, "ixfftn", backend, order, out_sharding=out_sharding)
 
 
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
@@ -201,7 +215,8 @@ def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 @_positional_s(("s", "ndim", "axes", "norm"), 3)
 def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
             norm: str | None = "backward", *, s: Sequence[int] | None = None,
-            backend: str | Backend | None = None, order: str = "natural", drop_nyquist: bool = False) -> jax.Array:
+            backend: str | Backend | None = None, order: str = "natural", drop_nyquist: bool = False,
+            out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xrfftn` (complex-to-real), like ``numpy.fft.irfftn``.
 
     Args:
@@ -216,14 +231,15 @@ def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = 
       drop_nyquist: (keyword) ``k`` comes from ``xrfftn(..., drop_nyquist=True)``: its half axis holds the ``m``
         coefficients of a real length ``n = 2 m`` without the Nyquist one, which is taken as zero (``numpy.fft.
         irfftn(k, s=(..., 2 * m))``); ``s``, if given, must say ``2 m``.
+      out_sharding: (keyword) as :func:`ixfftn`.
 
     Returns:
-      A real array in the real-space layout that :func:`xrfftn` maps onto ``k``'s layout.
+      A real array in the real-space layout that :func:`xrfftn` maps onto ``k``'s layout (``out_sharding``).
 
     Raises:
       As :func:`ixfftn`.
     """
-    return _inverse(k, ndim, axes, norm, True, s, "ixrfftn", backend, order, drop_nyquist)
+    return _inverse(k, ndim, axes, norm, True, s, "ixrfftn", backend, order, drop_nyquist, out_sharding)
 
 
 def xfft3d(x: jax.Array, norm: str | None = "backward", *, backend: str | Backend | None = None,
@@ -233,9 +249,10 @@ def xfft3d(x: jax.Array, norm: str | None = "backward", *, backend: str | Backen
 
 
 def ixfft3d(k: jax.Array, norm: str | None = "backward", *, s: Sequence[int] | None = None,
-            backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+            backend: str | Backend | None = None, order: str = "natural",
+            out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xfft3d`. See :func:`ixfftn`."""
-    return _inverse(k, 3, None, norm, False, s, "ixfft3d", backend, order)
+    return _inverse(k, 3, None, norm, False, s, "ixfft3d", backend, order, out_sharding=out_sharding)
 
 
 def xrfft3d(x: jax.Array, norm: str | None = "backward", *, backend: str | Backend | None = None,
@@ -246,6 +263,7 @@ def xrfft3d(x: jax.Array, norm: str | None = "backward", *, backend: str | Backe
 
 @_positional_s(("s", "norm"), 1)
 def ixrfft3d(k: jax.Array, norm: str | None = "backward", *, s: Sequence[int] | None = None,
-             backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+             backend: str | Backend | None = None, order: str = "natural",
+             out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xrfft3d` (complex-to-real over the last three axes; ``s`` keyword). See :func:`ixrfftn`."""
-    return _inverse(k, 3, None, norm, True, s, "ixrfft3d", backend, order)
+    return _inverse(k, 3, None, norm, True, s, "ixrfft3d", backend, order, out_sharding=out_sharding)

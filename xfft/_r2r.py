@@ -16,6 +16,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import NamedSharding
 
 from . import _dispatch
 from ._layout import KINDS, NO_NYQUIST
@@ -62,7 +63,8 @@ def _check_type(type: Any, name: str) -> int:
 
 
 def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: Any, name: str, inverse: bool, *,
-               s: Any = None, backend: str | Backend | None, order: str, drop_nyquist: Any = False) -> jax.Array:
+               s: Any = None, backend: str | Backend | None, order: str, drop_nyquist: Any = False,
+               out_sharding: Any = None) -> jax.Array:
     """Checked array, kinds and axes -> the one transform path, with the real FFT axis (if any) planned last."""
     norm = check_norm(norm)
     real_axis = next((a for a, k in zip(ax, kinds) if k == "rfft"), None)
@@ -98,7 +100,8 @@ def _transform(x: jax.Array, kinds: tuple[str, ...], ax: tuple[int, ...], norm: 
         if len(s) != len(ax):
             raise ValueError(f"{name}: s={s} must have one entry per transformed axis {ax}")
         s = tuple(s[i] for i in where)
-    return _dispatch.inverse(x, plan_axes, norm, real, s, name, backend=backend, order=order, kinds=plan_kinds)
+    return _dispatch.inverse(x, plan_axes, norm, real, s, name, backend=backend, order=order, kinds=plan_kinds,
+                             out_sharding=out_sharding)
 
 
 def xr2rn(x: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None = None,
@@ -163,7 +166,7 @@ def _positional_n(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
 def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None = None,
            norm: str | None = "backward", *, s: Sequence[int] | None = None,
            backend: str | Backend | None = None, order: str = "natural", n: int | None = None,
-           drop_nyquist: bool = False) -> jax.Array:
+           drop_nyquist: bool = False, out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xr2rn` with the same ``kinds``, ``axes`` and ``norm``; returns the input's layout.
 
     Args:
@@ -175,6 +178,7 @@ def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None 
       n: deprecated: the real length of the ``"rfft"`` axis; write ``s=`` instead.
       drop_nyquist: (keyword) ``k``'s ``"rfft"`` axis holds ``n // 2`` coefficients without the Nyquist one (as
         :func:`xr2rn` with ``drop_nyquist=True`` gives them); the real length defaults to twice that.
+      out_sharding: (keyword) as :func:`xfft.ixfftn`.
 
     Returns:
       Complex if a kind is ``"fft"``, real if one is ``"rfft"`` or all are DCT/DST of real ``k``.
@@ -194,15 +198,16 @@ def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None 
         deprecated("ixr2rn(..., n=n)", "ixr2rn(..., s=...) with one real length per transformed axis")
         s = tuple(int(n) if kd == "rfft" else k.shape[a] for a, kd in zip(ax, kinds))
     return _transform(k, kinds, ax, norm, "ixr2rn", True, s=s, backend=backend, order=order,
-                      drop_nyquist=drop_nyquist)
+                      drop_nyquist=drop_nyquist, out_sharding=out_sharding)
 
 
 def _r2rn(x: Any, kind: str, type: Any, axes: Any, norm: Any, name: str, inverse: bool, s: Any,
-          backend: str | Backend | None, order: str) -> jax.Array:
+          backend: str | Backend | None, order: str, out_sharding: Any = None) -> jax.Array:
     x = as_array(x)
     t = _check_type(type, name)
     ax = _axes(x, axes, None, name)
-    return _transform(x, (f"{kind}{t}",) * len(ax), ax, norm, name, inverse, s=s, backend=backend, order=order)
+    return _transform(x, (f"{kind}{t}",) * len(ax), ax, norm, name, inverse, s=s, backend=backend, order=order,
+                      out_sharding=out_sharding)
 
 
 def xdctn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
@@ -233,13 +238,15 @@ def xdctn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
 
 def ixdctn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
            norm: str | None = "backward", *, s: Sequence[int] | None = None,
-           backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+           backend: str | Backend | None = None, order: str = "natural",
+           out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xdctn`, like ``scipy.fft.idctn``; returns the layout :func:`xdctn` was given.
 
     ``s`` (keyword): the real lengths of ``axes``; they must equal ``x``'s (no cropping or padding); needed only
-    to read a non-cubic spectrum in ``order="transposed"``. Other Args, Returns and Raises as :func:`xdctn`.
+    to read a non-cubic spectrum in ``order="transposed"``. ``out_sharding`` (keyword): as :func:`xfft.ixfftn`.
+    Other Args, Returns and Raises as :func:`xdctn`.
     """
-    return _r2rn(x, "dct", type, axes, norm, "ixdctn", True, s, backend, order)
+    return _r2rn(x, "dct", type, axes, norm, "ixdctn", True, s, backend, order, out_sharding)
 
 
 def xdstn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
@@ -251,10 +258,11 @@ def xdstn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
 
 def ixdstn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
            norm: str | None = "backward", *, s: Sequence[int] | None = None,
-           backend: str | Backend | None = None, order: str = "natural") -> jax.Array:
+           backend: str | Backend | None = None, order: str = "natural",
+           out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xdstn`, like ``scipy.fft.idstn``; returns the layout :func:`xdstn` was given.
 
     Args, Returns and Raises as :func:`ixdctn`.
     """
-    return _r2rn(x, "dst", type, axes, norm, "ixdstn", True, s, backend, order)
+    return _r2rn(x, "dst", type, axes, norm, "ixdstn", True, s, backend, order, out_sharding)
 

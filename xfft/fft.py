@@ -22,7 +22,7 @@ Remaining differences from ``numpy.fft`` (see the README section "xfft.fft"): th
 ``rfft`` of it raises ``ValueError``), but a sharded axis that no other axis can take evenly cannot be cropped or
 padded (``ValueError``); on an Auto mesh under ``jax.jit`` the input's sharding
 is not visible, so xfft assumes :func:`xfft.real_sharding`'s layout (XLA reshards other inputs) and runs
-``jax.numpy.fft`` where no distributed plan exists for that layout.
+``jax.numpy.fft`` on the gathered array where no distributed plan exists for that layout.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.numpy.fft import fftfreq as fftfreq
 from jax.numpy.fft import rfftfreq as rfftfreq
+from jax.sharding import NamedSharding, PartitionSpec
 
 from . import _dispatch
 from ._partition import Placement, execute, input_layout, placement
@@ -113,12 +114,21 @@ def _plannable(shape: tuple[int, ...], pl: Placement, ax: tuple[int, ...], real:
     return True
 
 
+def _gathered(local: Callable[[Any], jax.Array], a: jax.Array, pl: Placement) -> jax.Array:
+    """``local(a)`` on the whole array, replicated over ``pl.mesh``: the one case xfft gathers, an array whose
+    layout it cannot see (an Auto mesh under ``jax.jit``) of a shape no distributed plan splits. Left to XLA's own
+    partitioning, ``jax.numpy.fft`` gathers such an array too, and on CPU devices it can also hand the FFT an
+    operand in a layout the CPU runtime refuses (an ``INTERNAL`` error when the program runs)."""
+    whole = NamedSharding(pl.mesh, PartitionSpec())
+    return jax.lax.with_sharding_constraint(local(jax.lax.with_sharding_constraint(a, whole)), whole)
+
+
 def _transform(kind: str, inverse: bool, a: Any, s: Any, axes: Any, norm: Any, name: str,
-               local: Callable[[], jax.Array]) -> jax.Array:
-    """One ``numpy.fft`` transform: ``local()`` (``jax.numpy.fft`` itself) off a mesh, else the planned path."""
+               local: Callable[[Any], jax.Array]) -> jax.Array:
+    """One ``numpy.fft`` transform: ``local(a)`` (``jax.numpy.fft`` itself) off a mesh, else the planned path."""
     a, pl = _placed(a)
     if pl is None:
-        return local()
+        return local(a)
     ax, s = _axes_s(a, s, axes, name)
     norm = check_norm(norm)
     real = kind != _C2C
@@ -126,7 +136,7 @@ def _transform(kind: str, inverse: bool, a: Any, s: Any, axes: Any, norm: Any, n
     if kind == _C2R and s is None:
         shape[ax[-1]] = 2 * (a.shape[ax[-1]] - 1)
     if not _plannable(tuple(shape), pl, ax, real):
-        return local()
+        return _gathered(local, a, pl)
     dt = jnp.result_type(a)
     if kind == _R2C and jnp.issubdtype(dt, jnp.complexfloating):
         raise TypeError(f"{name}: a must be real for a real-to-complex transform, got {dt}")
@@ -172,7 +182,7 @@ def fftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | Non
       TypeError: ``a`` is not an array, or ``s``/``axes`` are not ints. ValueError: bad ``s``, ``axes`` or
         ``norm``, or a sharding with no distributed plan (e.g. a 1D array sharded over the mesh).
     """
-    return _transform(_C2C, False, a, s, axes, norm, "fftn", lambda: jnp.fft.fftn(a, s, axes, norm))
+    return _transform(_C2C, False, a, s, axes, norm, "fftn", lambda a: jnp.fft.fftn(a, s, axes, norm))
 
 
 def ifftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -183,7 +193,7 @@ def ifftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | No
       Complex array; a sharded spectrum returns to the layout whose :func:`fftn` gives its layout (a round trip
       keeps the input's sharding).
     """
-    return _transform(_C2C, True, a, s, axes, norm, "ifftn", lambda: jnp.fft.ifftn(a, s, axes, norm))
+    return _transform(_C2C, True, a, s, axes, norm, "ifftn", lambda a: jnp.fft.ifftn(a, s, axes, norm))
 
 
 def rfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -193,7 +203,7 @@ def rfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | No
     Args, Raises as :func:`fftn` (``a`` must be real: ``TypeError`` otherwise). Returns the half spectrum,
     sharded like :func:`xfft.xrfftn`'s (a pencil's half axis rarely divides: ``P(None, ('x', 'y'), None)``).
     """
-    return _transform(_R2C, False, a, s, axes, norm, "rfftn", lambda: jnp.fft.rfftn(a, s, axes, norm))
+    return _transform(_R2C, False, a, s, axes, norm, "rfftn", lambda a: jnp.fft.rfftn(a, s, axes, norm))
 
 
 def irfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -212,55 +222,55 @@ def irfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | N
     Raises:
       As :func:`fftn`.
     """
-    return _transform(_C2R, True, a, s, axes, norm, "irfftn", lambda: jnp.fft.irfftn(a, s, axes, norm))
+    return _transform(_C2R, True, a, s, axes, norm, "irfftn", lambda a: jnp.fft.irfftn(a, s, axes, norm))
 
 
 def fft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D FFT along ``axis``, like ``numpy.fft.fft`` (``n`` crops or zero-pads). See :func:`fftn`."""
     s, ax = _one(n, axis, "fft")
-    return _transform(_C2C, False, a, s, ax, norm, "fft", lambda: jnp.fft.fft(a, n, axis, norm))
+    return _transform(_C2C, False, a, s, ax, norm, "fft", lambda a: jnp.fft.fft(a, n, axis, norm))
 
 
 def ifft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D inverse FFT along ``axis``, like ``numpy.fft.ifft``. See :func:`ifftn`."""
     s, ax = _one(n, axis, "ifft")
-    return _transform(_C2C, True, a, s, ax, norm, "ifft", lambda: jnp.fft.ifft(a, n, axis, norm))
+    return _transform(_C2C, True, a, s, ax, norm, "ifft", lambda a: jnp.fft.ifft(a, n, axis, norm))
 
 
 def rfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D real FFT along ``axis``, like ``numpy.fft.rfft``. See :func:`rfftn`."""
     s, ax = _one(n, axis, "rfft")
-    return _transform(_R2C, False, a, s, ax, norm, "rfft", lambda: jnp.fft.rfft(a, n, axis, norm))
+    return _transform(_R2C, False, a, s, ax, norm, "rfft", lambda a: jnp.fft.rfft(a, n, axis, norm))
 
 
 def irfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D inverse real FFT along ``axis``, like ``numpy.fft.irfft`` (``n``: output length). See :func:`irfftn`."""
     s, ax = _one(n, axis, "irfft")
-    return _transform(_C2R, True, a, s, ax, norm, "irfft", lambda: jnp.fft.irfft(a, n, axis, norm))
+    return _transform(_C2R, True, a, s, ax, norm, "irfft", lambda a: jnp.fft.irfft(a, n, axis, norm))
 
 
 def fft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
          norm: str | None = None) -> jax.Array:
     """2D FFT over ``axes`` (default the last two), like ``numpy.fft.fft2``. See :func:`fftn`."""
-    return _transform(_C2C, False, a, s, axes, norm, "fft2", lambda: jnp.fft.fft2(a, s, axes, norm))
+    return _transform(_C2C, False, a, s, axes, norm, "fft2", lambda a: jnp.fft.fft2(a, s, axes, norm))
 
 
 def ifft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None) -> jax.Array:
     """2D inverse FFT, like ``numpy.fft.ifft2``. See :func:`ifftn`."""
-    return _transform(_C2C, True, a, s, axes, norm, "ifft2", lambda: jnp.fft.ifft2(a, s, axes, norm))
+    return _transform(_C2C, True, a, s, axes, norm, "ifft2", lambda a: jnp.fft.ifft2(a, s, axes, norm))
 
 
 def rfft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None) -> jax.Array:
     """2D real FFT, like ``numpy.fft.rfft2``. See :func:`rfftn`."""
-    return _transform(_R2C, False, a, s, axes, norm, "rfft2", lambda: jnp.fft.rfft2(a, s, axes, norm))
+    return _transform(_R2C, False, a, s, axes, norm, "rfft2", lambda a: jnp.fft.rfft2(a, s, axes, norm))
 
 
 def irfft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
            norm: str | None = None) -> jax.Array:
     """2D inverse real FFT, like ``numpy.fft.irfft2``. See :func:`irfftn`."""
-    return _transform(_C2R, True, a, s, axes, norm, "irfft2", lambda: jnp.fft.irfft2(a, s, axes, norm))
+    return _transform(_C2R, True, a, s, axes, norm, "irfft2", lambda a: jnp.fft.irfft2(a, s, axes, norm))
 
 
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}

@@ -149,18 +149,20 @@ def test_backend_protocol_is_typed():
     native = backends.get_backend("native")
     assert isinstance(native, backends.Backend)
     assert native.supports_order and native.kinds == frozenset(xfft.R2R_KINDS) and not native.strict
-    assert native.carries_max and native.drops_nyquist
+    assert native.carries_max and native.drops_nyquist and native.takes_real_layout
     assert set(backends.Backend.__annotations__) == {"name", "supports_order", "kinds", "strict", "carries_max",
-                                                     "drops_nyquist"}
+                                                     "drops_nyquist", "takes_real_layout"}
     assert {"order", "kinds"} <= set(inspect.signature(backends.Backend.forward).parameters)
+    assert "real_layout" in inspect.signature(type(native).inverse).parameters
     minimal = DelegatingBackend("minimal")
     assert [backends.capability(minimal, a) for a in ("supports_order", "kinds", "strict", "carries_max",
-                                                       "drops_nyquist")] == [
-        False, frozenset({"fft", "rfft"}), False, False, False]
+                                                       "drops_nyquist", "takes_real_layout")] == [
+        False, frozenset({"fft", "rfft"}), False, False, False, False]
     from xfft.backends.jaxdecomp import JaxDecompBackend
 
     assert JaxDecompBackend.supports_order is False and JaxDecompBackend.kinds == frozenset({"fft", "rfft"})
     assert JaxDecompBackend.carries_max is False and JaxDecompBackend.drops_nyquist is False
+    assert JaxDecompBackend.takes_real_layout is False
 
 
 def test_float64_without_x64_warns_once():

@@ -430,3 +430,14 @@ def test_jaxdecomp_size_one_mesh_axis(axis_types, engine):
     assert rel_err(back, a) < tol(np.float64)
     assert k.sharding.is_equivalent_to(k_native.sharding, 3)
     assert back.sharding.is_equivalent_to(x.sharding, 3)
+
+
+@needs_jd
+def test_out_sharding_runs_on_native_with_a_warning():
+    """jaxDecomp's inverse does not take ``out_sharding=``: the native backend runs it, once warned."""
+    m = mesh((8,), "explicit")
+    x = put(random(SHAPE, np.complex64, seed=8), xfft.real_sharding(m, SHAPE))
+    k = xfft.xfft3d(x, backend=_jd())
+    with pytest.warns(BackendFallbackWarning, match="out_sharding"):
+        back = xfft.ixfft3d(k, backend=_jd(), out_sharding=x.sharding)
+    assert rel_err(back, np.asarray(x)) < 1e-5 and back.sharding.is_equivalent_to(x.sharding, 3)

@@ -241,6 +241,78 @@ def test_transposed_order_ambiguous_shape_needs_s(axis_types):
         xfft.ixfft3d(kt, s=(12, 16, 21), order="transposed")
 
 
+@pytest.mark.parametrize("axis_types", AXIS_TYPES)
+def test_transposed_order_of_two_real_layouts_with_one_spectrum_needs_s(axis_types):
+    """(16, 24, 32) sharded ``P('x')`` and (24, 16, 32) sharded ``P(None, 'x')`` leave the same transposed spectrum
+    (shape and sharding): where the sharding is visible, its inverse asks for s for either instead of returning the
+    likelier grid (the first: :func:`xfft.real_sharding`'s layout), which gave the second's spectrum back as a
+    (16, 24, 32) array. Under ``jax.jit`` on an Auto mesh, where it is not, the real layout is assumed to be
+    ``real_sharding``'s, so the first returns without s. With s each returns to its own grid and sharding (under
+    ``jax.jit`` on an Auto mesh the forward transform too assumes that layout, so its spectrum is the first's)."""
+    m = mesh((8,), axis_types)
+    xs = [put(random(g, np.complex128, seed=i), NamedSharding(m, spec))
+          for i, (g, spec) in enumerate((((16, 24, 32), PartitionSpec("x")),
+                                         ((24, 16, 32), PartitionSpec(None, "x"))))]
+    ks = [xfft.xfft3d(x, order="transposed") for x in xs]
+    assert ks[0].shape == ks[1].shape and ks[0].sharding.is_equivalent_to(ks[1].sharding, 3)
+    unsized = jax.jit(lambda k: xfft.ixfft3d(k, order="transposed"))
+    for x, k in zip(xs, ks):
+        for call in (lambda k: xfft.ixfft3d(k, order="transposed"),) + ((unsized,) if axis_types == "explicit" else ()):
+            with pytest.raises(ValueError, match="pass s="):
+                call(k)
+        sized = lambda k, s=x.shape: xfft.ixfft3d(k, s=s, order="transposed")  # noqa: E731
+        for back in (sized(k),) + ((jax.jit(sized)(k),) if axis_types == "explicit" else ()):
+            assert back.shape == x.shape and rel_err(back, np.asarray(x)) < 1e-12
+            assert back.sharding.is_equivalent_to(x.sharding, 3)
+    if axis_types == "auto":
+        assert rel_err(unsized(ks[0]), np.asarray(xs[0])) < 1e-12
+
+
+@pytest.mark.parametrize("axis_types", AXIS_TYPES)
+def test_out_sharding_returns_to_the_layout_the_forward_was_given(axis_types):
+    """An 8^3 grid sharded ``P('x')``, ``P(None, 'x')`` or ``P(None, None, 'x')`` on 8 devices: the transposed
+    spectra have the same shape and sharding with their axes in different orders, so only ``out_sharding`` (the
+    forward's input sharding) tells the inverse which one it holds; without it ``P('x')`` (what
+    :func:`xfft.real_sharding` gives) is assumed. Round trips with it return the input and its sharding: c2c on
+    each layout and a 2x4 pencil, r2c and DCT on ``P(None, 'x')``, under ``jax.jit`` too (Explicit mesh)."""
+    m = mesh((8,), axis_types)
+    a = random((8, 8, 8), np.float64, seed=31)
+    c2c = (xfft.xfft3d, lambda k, sh, o="transposed": xfft.ixfft3d(k, order=o, out_sharding=sh), 1j)
+    r2c = (xfft.xrfft3d, lambda k, sh, o="transposed": xfft.ixrfft3d(k, order=o, out_sharding=sh), 0)
+    dct = (xfft.xdctn, lambda k, sh, o="transposed": xfft.ixdctn(k, order=o, out_sharding=sh), 0)
+    y = NamedSharding(m, PartitionSpec(None, "x"))
+    cases = [(NamedSharding(m, PartitionSpec("x")), c2c), (y, c2c), (y, r2c), (y, dct),
+             (NamedSharding(m, PartitionSpec(None, None, "x")), c2c),
+             (NamedSharding(mesh((2, 4), axis_types), PartitionSpec(None, "x", "y")), c2c)]
+    for sh, (fwd, inv, imag) in cases:
+        x = put(a + imag * a[::-1], sh)
+        k = fwd(x, order="transposed")
+        for back in [inv(k, sh)] + ([jax.jit(inv, static_argnums=1)(k, sh)] if sh is y and imag else []):
+            assert rel_err(back, a + imag * a[::-1]) < 1e-12, sh.spec
+            assert back.sharding.is_equivalent_to(sh, 3)
+    # In natural order it chooses among real layouts: the P('x') spectrum returned as P(None, 'x').
+    x = put(a, NamedSharding(m, PartitionSpec("x")))
+    back = r2c[1](xfft.xrfft3d(x), y, "natural")
+    assert rel_err(back, a) < 1e-12 and back.sharding.is_equivalent_to(y, 3)
+
+
+def test_out_sharding_errors_name_it():
+    m = mesh((8,), "explicit")
+    x = put(random((16, 16, 16), np.complex128, seed=32), NamedSharding(m, PartitionSpec("x")))
+    k = xfft.xfft3d(x, order="transposed")
+    with pytest.raises(TypeError, match="out_sharding"):
+        xfft.ixfft3d(k, order="transposed", out_sharding=PartitionSpec("x"))
+    with pytest.raises(ValueError, match="out_sharding's mesh"):
+        xfft.ixfft3d(k, order="transposed", out_sharding=NamedSharding(mesh((2, 4)), PartitionSpec("x")))
+    with pytest.raises(ValueError, match="not the 'transposed' spectrum"):  # a replicated grid's is replicated
+        xfft.ixfft3d(k, order="transposed", out_sharding=NamedSharding(m, PartitionSpec()))
+    small = put(random((8, 4, 16), np.complex128, seed=33), NamedSharding(m, PartitionSpec("x")))
+    with pytest.raises(ValueError, match="out_sharding"):  # 4 planes do not split over 8 devices
+        xfft.ixfft3d(xfft.xfft3d(small), out_sharding=NamedSharding(m, PartitionSpec(None, "x")))
+    with pytest.raises(ValueError, match="not sharded"):
+        xfft.ixfft3d(np.zeros((4, 4, 4), np.complex64), out_sharding=NamedSharding(m, PartitionSpec("x")))
+
+
 def test_transposed_order_eager_batched_and_one_device():
     """Eager calls, a leading batch axis, and a single-device array (where transposed order is natural)."""
     m = mesh((2, 4), "explicit")

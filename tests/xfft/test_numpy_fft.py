@@ -191,3 +191,27 @@ def test_errors_name_the_argument():
         xf.rfft(line.real)
     with pytest.raises(ValueError, match="crop or pad"):  # 16 -> 12 along x, and nothing else takes 8 devices
         xf.fft(jax.device_put(random((16, 4), np.complex64), NamedSharding(m, PartitionSpec("x"))), n=12, axis=0)
+
+
+def test_auto_mesh_under_jit_with_no_plan_runs_on_the_gathered_array():
+    """Where xfft cannot see the layout (an Auto mesh under ``jax.jit``) and no distributed plan fits the shape, the
+    transform runs on the whole array, replicated, as ``jax.numpy.fft`` would gather it. Left to XLA's partitioner,
+    these two calls failed when run (``INTERNAL: RET_CHECK failure ... fft_thunk.cc``, an FFT operand in a
+    column-major layout); with the layout visible (eagerly, or an Explicit mesh) they raise a ValueError instead."""
+    m3 = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(jax.sharding.AxisType.Auto,) * 3)
+    a = random((6, 4), np.complex64)
+    x = jax.device_put(a, NamedSharding(m3, PartitionSpec("y", "x")))
+    m18 = jax.make_mesh((1, 8), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    b = random((4, 7, 24, 9), np.complex128, seed=1)
+    y = jax.device_put(b, NamedSharding(m18, PartitionSpec("x", None, "y", None)))
+    cases = [(x, lambda v: xf.fftn(v, s=[5], axes=[1], norm="ortho"), np.fft.fftn(a, s=[5], axes=[1], norm="ortho"),
+              1e-5),
+             (y, lambda v: xf.irfftn(v, s=[5, 6, 26, 11], axes=(0, 1, 2, 3), norm="forward"),
+              np.fft.irfftn(b, s=[5, 6, 26, 11], axes=(0, 1, 2, 3), norm="forward"), 1e-12)]
+    for v, f, ref, rtol in cases:
+        with jax.set_mesh(v.sharding.mesh):
+            got = jax.jit(f)(v)
+            assert rel_err(got, ref) < rtol
+            assert got.sharding.is_fully_replicated
+            with pytest.raises(ValueError):  # eagerly the layout is visible: no plan, a clear error
+                f(v)

@@ -74,6 +74,8 @@ class Backend(Protocol):
     carries_max: bool
     #: True if ``forward``/``inverse`` take ``real="no-nyquist"`` (a half axis without its Nyquist coefficient)
     drops_nyquist: bool
+    #: True if ``inverse`` takes ``real_layout=`` (the layout to return to: the inverse's ``out_sharding``)
+    takes_real_layout: bool
 
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
                 kinds: tuple[str, ...] | None = None) -> jax.Array:
@@ -89,12 +91,12 @@ class Backend(Protocol):
 
 #: capabilities of a backend object that does not declare them
 DEFAULTS: dict[str, Any] = {"supports_order": False, "kinds": frozenset({"fft", "rfft"}), "strict": False,
-                            "carries_max": False, "drops_nyquist": False}
+                            "carries_max": False, "drops_nyquist": False, "takes_real_layout": False}
 
 
 def capability(backend: object, attribute: str) -> Any:
-    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict``, ``carries_max`` or
-    ``drops_nyquist``), else :data:`DEFAULTS`."""
+    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict``, ``carries_max``,
+    ``drops_nyquist`` or ``takes_real_layout``), else :data:`DEFAULTS`."""
     return getattr(backend, attribute, DEFAULTS[attribute])
 
 
@@ -237,8 +239,8 @@ def order_fallback(backend: Backend, order: str) -> Backend:
     return fallback(backend, f"order={order!r} (use order='natural')")
 
 
-def select(backend: str | Backend | None, *, order: str = "natural",
-           kinds: tuple[str, ...] | None = None, nyquist: bool = True) -> tuple[Backend, dict[str, Any]]:
+def select(backend: str | Backend | None, *, order: str = "natural", kinds: tuple[str, ...] | None = None,
+           nyquist: bool = True, real_layout: Any = None) -> tuple[Backend, dict[str, Any]]:
     """The backend that runs a transform, and the keywords to pass it: the one dispatch rule of every transform.
 
     Args:
@@ -246,10 +248,12 @@ def select(backend: str | Backend | None, *, order: str = "natural",
       order: the spectral axis order (validated).
       kinds: the kind of each transformed axis, or None for Fourier axes only.
       nyquist: False for a half axis without its Nyquist coefficient (``drop_nyquist=True``).
+      real_layout: an inverse's layout to return to (its ``out_sharding``), or None.
 
     Returns:
       ``(backend, keywords)``: ``backend`` itself when it can run the transform, else native
-      (:func:`fallback`); ``keywords`` holds ``order`` and ``kinds`` when they are not the defaults.
+      (:func:`fallback`); ``keywords`` holds ``order``, ``kinds`` and ``real_layout`` when they are not the
+      defaults.
 
     Raises:
       ValueError, ImportError: as :func:`get_backend`. NotImplementedError: a strict backend lacks a feature.
@@ -262,7 +266,11 @@ def select(backend: str | Backend | None, *, order: str = "natural",
         b = fallback(b, f"the transform kinds {missing}")
     if not nyquist and not capability(b, "drops_nyquist"):
         b = fallback(b, "drop_nyquist=True")
+    if real_layout is not None and not capability(b, "takes_real_layout"):
+        b = fallback(b, "out_sharding=")
     keywords: dict[str, Any] = {}
+    if real_layout is not None:
+        keywords["real_layout"] = real_layout
     if order != "natural":
         keywords["order"] = order
     if kinds and any(k not in ("fft", "rfft") for k in kinds):

@@ -120,6 +120,7 @@ class JaxDecompBackend:
     kinds = frozenset({"fft", "rfft"})  # real-to-complex falls back inside (see _route); DCT/DST run on native
     carries_max = False  # max_of=: the dispatcher takes one jnp.max beside jaxDecomp's transform
     drops_nyquist = False  # drop_nyquist=True runs on the native backend
+    takes_real_layout = False  # an inverse's out_sharding= runs on the native backend
 
     def __init__(self, strict: bool | None = None, engine: str = "auto") -> None:
         self._lib = _library()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from .._layout import KINDS, with_kinds
+from .._layout import KINDS, Layout, with_kinds
 from .._order import transposed_spectrum
 from .._partition import input_layout, placement, run
 from .._plan import Kinds, plan_forward
@@ -27,6 +27,7 @@ class NativeBackend:
 
     name = "native"
     supports_order = True
+    takes_real_layout = True
     kinds = frozenset(KINDS)
     strict = False
     carries_max = True
@@ -48,12 +49,18 @@ class NativeBackend:
         return run(x, plan, norm, natural_out=order == "natural", max_of=max_of, max_if=max_if)
 
     def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, real_shape: tuple[int, ...], *,
-                order: str = "natural", kinds: tuple[str, ...] | None = None) -> jax.Array:
-        """Inverse transform of validated arguments to ``real_shape`` (see :class:`xfft.backends.Backend`)."""
+                order: str = "natural", kinds: tuple[str, ...] | None = None,
+                real_layout: Layout | None = None) -> jax.Array:
+        """Inverse transform of validated arguments to ``real_shape`` (see :class:`xfft.backends.Backend`);
+        ``real_layout``: the layout to return to (the forward transform's input layout), else the one that leads
+        to ``k``'s layout."""
         if order != "natural":
-            perm, _, plan = transposed_spectrum(k, axes, real, tuple(real_shape[d] for d in axes))
+            perm, _, plan = transposed_spectrum(k, axes, real, tuple(real_shape[d] for d in axes), real_layout)
             return run(k, with_kinds(plan, _pairs(axes, kinds)), norm, in_perm=perm)
         pl = placement(k)
+        if real_layout is not None and pl is not None:
+            plan = plan_forward(tuple(real_shape), real_layout, axes, pl.mesh_sizes, real).inverted()
+            return run(k, with_kinds(plan, _pairs(axes, kinds)), norm)
         plan = inverse_plan(tuple(real_shape), None if pl is None else pl.layout, axes,
                             () if pl is None else pl.mesh_sizes, real, _pairs(axes, kinds))
         return run(k, plan, norm)
