@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import jax
 
-from ._layout import NO_NYQUIST, Layout, MeshSizes, Move, Plan, half_length, invert_perm
+from ._layout import NO_NYQUIST, Layout, MeshSizes, Move, Plan, half_length, invert_perm, layout_to_spec
 from ._lower import lower_plan
 from ._partition import placement
 from ._plan import plan_forward
@@ -73,7 +73,8 @@ def transposed_spectrum(k: jax.Array, axes: tuple[int, ...], real: bool, s: tupl
         if found:
             return min(found)
         raise ValueError(f"k of shape {shape} is not the 'transposed' spectrum of an array sharded as out_sharding "
-                         f"({real_layout}): no forward transform over axes {axes} from that layout leaves this shape"
+                         f"({layout_to_spec(real_layout)}): no forward transform over axes {axes} from that layout "
+                         "leaves this shape"
                          + ("" if known is None else " and sharding") + ("" if s is None else f" with s={s}"))
     for layout in ((known, None) if known is not None else (None,)):
         found = _find_perm(shape, layout, sizes, axes, real, s)

@@ -4,7 +4,7 @@ A backend (:class:`Backend`) is an object with ``forward(x, axes, norm, real)`` 
 ``inverse(k, axes, norm, real, real_shape)`` that receive validated, normalized arguments (``axes`` non-negative
 ints, ``norm`` a valid string, dtypes already promoted) and return the transformed global array. Every backend
 gives the same values, output shapes and output shardings; they differ in how the data moves. It says what it
-can do with five attributes, which :func:`select` and the dispatcher read (an object without them gets the
+can do with six attributes, which :func:`select` and the dispatcher read (an object without them gets the
 defaults below):
 
 - ``supports_order`` (default False): it takes ``order="transposed"`` (then passed as a keyword);
@@ -17,7 +17,9 @@ defaults below):
   0); for a backend without it the dispatcher takes one ``jnp.max`` beside its transform (the same number, so
   no fallback and no warning);
 - ``drops_nyquist`` (default False): ``forward``/``inverse`` take ``real="no-nyquist"``
-  (:data:`xfft._layout.NO_NYQUIST`, ``drop_nyquist=True``): a half axis of ``n // 2`` coefficients.
+  (:data:`xfft._layout.NO_NYQUIST`, ``drop_nyquist=True``): a half axis of ``n // 2`` coefficients;
+- ``takes_real_layout`` (default False): ``inverse`` takes ``real_layout=`` (the layout of the public
+  ``out_sharding=``, the forward transform's input layout), passed only when given.
 
 What a backend lacks runs on the native backend with a one-time :class:`BackendFallbackWarning`
 (:func:`fallback`), or raises in strict mode.
