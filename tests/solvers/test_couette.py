@@ -53,9 +53,12 @@ def _collocation_phase_speeds(re: float, alpha: float, n: int) -> np.ndarray:
 def test_orr_sommerfeld_of_couette_flow_matches_collocation():
     """Re = 1000, alpha = 1: the three least stable phase speeds of the tau solver (``profile="couette"``) equal
     those of an independent collocation solver to 1e-9; the least stable pair is c = +-0.605343 - 0.1192302 i,
-    every mode decays (Couette flow is linearly stable)."""
+    every mode decays (Couette flow is linearly stable). The collocation runs at 50 points: it has converged there
+    (45 and 60 points agree to 3e-10) while its round-off, which grows with the points (its fourth-derivative
+    matrix's condition number grows like n^8), stays near 1e-11; at 80 points it is about 1e-9 and depends on the
+    machine's LAPACK."""
     tau = orr_sommerfeld.eigenvalues(1000.0, 1.0, profile="couette")
-    col = _collocation_phase_speeds(1000.0, 1.0, 80)
+    col = _collocation_phase_speeds(1000.0, 1.0, 50)
     for c in tau[:3]:
         assert np.min(np.abs(col - c)) < 1e-9, (c, col[:4])
     assert abs(abs(tau[0].real) - 0.605343) < 1e-6 and abs(tau[0].imag + 0.1192302) < 1e-7
