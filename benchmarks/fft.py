@@ -378,6 +378,18 @@ def plot(rows: list[dict], path: Path, load: str = "") -> None:
     fig.savefig(path, dpi=110)
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo`` on Linux; ``platform.processor()`` elsewhere): times of
+    the same code differ between processors of one architecture by up to 2x."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown processor"
+
+
 def host_allocator() -> dict:
     """What decides how the host's ``malloc`` hands out and takes back the buffers of each call: a preloaded
     allocator (``LD_PRELOAD``, file names only), glibc's ``MALLOC_*`` settings and ``GLIBC_TUNABLES``, and the C
@@ -436,8 +448,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{n:4d}^3  {r['case']:44s} {ms:9.2f} ms  {bpp:6.1f} B/point{hlo}", flush=True)
     result = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {jax.device_count()} {dev.platform} devices "
-                   f"({dev.device_kind})",
+        "machine": f"{platform.machine()} ({cpu_model()}), {os.cpu_count()} cores, {jax.device_count()} "
+                   f"{dev.platform} devices ({dev.device_kind})",
         "load": {"before": load_before, "after": uptime()},
         "host_allocator": host_allocator(),
         "jax": jax.__version__,
