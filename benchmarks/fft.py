@@ -26,10 +26,12 @@ finds (a GPU: its devices, e.g. one H100).
 Host allocator (CPU): every call of a compiled transform takes fresh output and temporary buffers from the process's
 ``malloc``. glibc's gives blocks of 32 MB and more back to the system when they are freed, so at 256^3 each call
 faults its buffers in again page by page; the JSON records the allocator the run had (``host_allocator``:
-``LD_PRELOAD``, ``MALLOC_*`` and ``GLIBC_TUNABLES``), and ``fft_tcmalloc.json`` is the same benchmark with
-tcmalloc preloaded, which keeps freed blocks for the next call.
+``LD_PRELOAD``, ``MALLOC_*``, ``GLIBC_TUNABLES`` and ``--keep-host-memory``), ``fft_tcmalloc.json`` is the same
+benchmark with tcmalloc preloaded and ``fft_keep.json`` with ``--keep-host-memory`` (``xfft.keep_host_memory()``:
+glibc itself keeps them), both of which keep freed blocks for the next call.
 
-Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends] [--tag T]``.
+Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends]
+[--keep-host-memory] [--tag T]``.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 
 import xfft  # noqa: E402
+
+#: ``--keep-host-memory``: glibc keeps freed buffers for the next call (set before JAX's first computation)
+KEEP_HOST_MEMORY = "--keep-host-memory" in sys.argv[1:] and xfft.keep_host_memory()
 
 HERE = Path(__file__).resolve().parent
 
@@ -392,10 +397,12 @@ def cpu_model() -> str:
 
 def host_allocator() -> dict:
     """What decides how the host's ``malloc`` hands out and takes back the buffers of each call: a preloaded
-    allocator (``LD_PRELOAD``, file names only), glibc's ``MALLOC_*`` settings and ``GLIBC_TUNABLES``, and the C
-    library's version."""
+    allocator (``LD_PRELOAD``, file names only), glibc's ``MALLOC_*`` settings and ``GLIBC_TUNABLES``, the
+    ``mallopt`` settings of ``xfft.keep_host_memory`` (``--keep-host-memory``), and the C library's version."""
     preload = [Path(p).name for p in re.split(r"[:\s]+", os.environ.get("LD_PRELOAD", "")) if p]
     settings = {k: v for k, v in sorted(os.environ.items()) if k.startswith("MALLOC_") or k == "GLIBC_TUNABLES"}
+    if KEEP_HOST_MEMORY:
+        settings["mallopt"] = "xfft.keep_host_memory()"
     libc = " ".join(platform.libc_ver()).strip()
     return {"ld_preload": " ".join(preload) or "none", "settings": settings, "libc": libc or "unknown"}
 
@@ -416,6 +423,8 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
     p.add_argument("--repeats", type=int, default=0, help="repetitions per case (default: by size)")
+    p.add_argument("--keep-host-memory", action="store_true",
+                   help="call xfft.keep_host_memory() before the first computation (glibc keeps freed buffers)")
     p.add_argument("--platform", choices=["cpu", "auto"], default="cpu",
                    help="cpu: 8 virtual CPU devices (default); auto: whatever accelerator JAX finds")
     p.add_argument("--no-peer", action="store_true", help="skip the mpi4py-fft peer column")

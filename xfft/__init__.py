@@ -4,7 +4,8 @@ Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :f
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
 :func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
 with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`;
-:func:`autotune` (the measured choice of mesh); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
+:func:`autotune` (the measured choice of mesh); :func:`keep_host_memory` (host memory reused from call to call on
+CPU devices); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
 arrays (``import xfft.fft as fft``). Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
@@ -26,6 +27,7 @@ from ._grid import spectral_axes as spectral_axes
 from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
+from ._host import keep_host_memory as keep_host_memory
 from ._layout import KINDS as R2R_KINDS
 from ._partition import cpu_matrix_dft as cpu_matrix_dft
 from ._r2r import ixdctn as ixdctn
@@ -51,6 +53,7 @@ __all__ = [
     "fft",
     "available_backends",
     "cpu_matrix_dft",
+    "keep_host_memory",
     "default_backend",
     "use_backend",
     "R2R_KINDS",

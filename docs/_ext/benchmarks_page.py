@@ -16,6 +16,7 @@ COMMANDS = {
     "fft_gpu.json": "python benchmarks/fft.py --platform auto --sizes 256 512 1024 --no-peer",
     "fft_tcmalloc.json": "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 python benchmarks/fft.py "
                          "--tag _tcmalloc",
+    "fft_keep.json": "python benchmarks/fft.py --keep-host-memory --tag _keep",
     "fft_256/fft.json": "python benchmarks/fft.py --sizes 256 --no-backends --repeats 7 "
                         "--out benchmarks/results/fft_256",
     "gradients.json": "python benchmarks/gradients.py",
