@@ -3,9 +3,10 @@
 Writes ``benchmarks/results/fft.json`` and ``benchmarks/results/fft.png`` (``fft_<platform>.*`` for
 ``--platform auto`` on an accelerator) with the date, the machine and its load (``uptime`` before and after).
 Times are medians of repeated runs of compiled functions (``block_until_ready``), timed round-robin across cases;
-ratios compare numbers measured in the same run. Every xfft case also records its HLO facts: the transposes that
-change the minor-most axis in the lowered program (``transposes``), FFT ops, matrix products and all-to-alls in the
-compiled one. Cases per decomposition (slab ``P('x')`` on 8 devices, pencil ``P('x', 'y')`` on 2 x 4) and kind
+ratios compare numbers measured in the same run. Each case also records its page faults per call
+(``page_faults_per_call``, Linux), and every xfft case its HLO facts: the transposes that change the minor-most
+axis in the lowered program (``transposes``), FFT ops, matrix products and all-to-alls in the compiled one.
+Cases per decomposition (slab ``P('x')`` on 8 devices, pencil ``P('x', 'y')`` on 2 x 4) and kind
 (``xfft3d`` c2c complex64, ``xrfft3d`` r2c float32):
 
 - ``<f> <dec>``: natural order (the default), as users call it;
@@ -75,7 +76,8 @@ from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 
 import xfft  # noqa: E402
 
-#: ``--keep-host-memory``: glibc keeps freed buffers for the next call (set before JAX's first computation)
+#: ``--keep-host-memory``: glibc keeps freed buffers for the next call (set here, before JAX's first computation,
+#: when the script is run; ``main(argv)`` sets it itself otherwise)
 KEEP_HOST_MEMORY = "--keep-host-memory" in sys.argv[1:] and xfft.keep_host_memory()
 
 HERE = Path(__file__).resolve().parent
@@ -122,6 +124,19 @@ def with_transposes(f):
     return g
 
 
+def page_faults_per_call(c, x, calls: int = 3) -> float | None:
+    """Minor page faults of this process per call of ``c`` (after the timed calls; None where the system does not
+    count them): memory the host allocator handed back to the system and the call faults in again."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        c(x).block_until_ready()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+
+
 def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int) -> list[dict]:
     """Median wall time of each case, timed round-robin so machine load hits every case alike."""
     compiled, facts = [], {}
@@ -137,6 +152,7 @@ def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int
             t0 = time.perf_counter()
             c(x).block_until_ready()
             times[name].append(time.perf_counter() - t0)
+    faults = {name: page_faults_per_call(c, x) for name, c, x in compiled}
     rows = []
     for name, c, x in compiled:
         mem = c.memory_analysis()
@@ -145,6 +161,7 @@ def measure_interleaved(cases: list[tuple[str, object, jax.Array]], repeats: int
             "case": name,
             "median_s": statistics.median(times[name]),
             "min_s": min(times[name]),
+            "page_faults_per_call": faults[name],
             "temp_bytes_per_device": int(mem.temp_size_in_bytes),
             "temp_over_local_block": mem.temp_size_in_bytes / (x.nbytes // n_dev),
             "bytes_per_point": bytes_per_point(c, n_dev, x.size),
@@ -433,6 +450,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tag", default="", help="suffix of the output files, e.g. _tcmalloc")
     p.add_argument("--replot", action="store_true", help="only redraw the PNG from an existing JSON")
     args = p.parse_args(argv)
+    global KEEP_HOST_MEMORY
+    if args.keep_host_memory and not KEEP_HOST_MEMORY:
+        KEEP_HOST_MEMORY = xfft.keep_host_memory()
     dev = jax.devices()[0]
     stem = ("fft" if dev.platform == "cpu" else f"fft_{dev.platform}") + args.tag
     if args.replot:

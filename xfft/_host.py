@@ -11,7 +11,6 @@ the process for reuse: the effect of preloading tcmalloc, without a package or a
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 # mallopt parameters (glibc's malloc.h)
@@ -25,15 +24,14 @@ SETTINGS = ((_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _INT_MAX), 
 
 
 def _glibc():
-    """The running process's glibc, or None (another C library, another system)."""
+    """The C library the running process is linked with, if it is glibc; else None (another system or C library)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        version = libc.gnu_get_libc_version  # glibc only
+        libc = ctypes.CDLL(None)  # the symbols the process has loaded: its own C library's
+        libc.gnu_get_libc_version  # noqa: B018  (glibc only)
     except (OSError, AttributeError):
         return None
-    version.restype = ctypes.c_char_p
     return libc
 
 
