@@ -1,9 +1,17 @@
 """The XDMF description of a snapshot series (ParaView, VisIt, VTK): a temporal collection of the master files.
 
 A uniform grid is a ``CoRectMesh`` (origin and spacing). A grid with a non-uniform axis (Chebyshev points between
-walls) is a structured mesh (``SMesh``) whose ``X_Y_Z`` coordinates are full arrays in ``coordinates.h5``, written
-once per series: ParaView 5.11 (Debian's) reads a ``RectMesh``'s ``VXVYVZ`` coordinates as its first array on every
-axis, so a channel would collapse onto its spanwise coordinates; every reader takes the ``SMesh``.
+walls) is a structured mesh (``SMesh``) with an ``XYZ`` geometry (``XY`` in 2D): one array of every point's
+coordinates, the grid's shape plus a last axis of 3 (2), written once per series in ``coordinates.h5``. It is the
+one description of such a grid that every XDMF reader of ParaView 5.11 (Debian's) reads: its ``Xdmf3ReaderS`` and
+``Xdmf3ReaderT`` build an array of type None from an ``X_Y_Z`` (``X_Y``) geometry of HDF5 arrays ("Skipping
+unrecognized array type [None]": 0 points in 3D, a crash in 2D), and all three readers, the legacy
+``XDMFReader`` too, fill a ``RectMesh``'s ``VXVYVZ`` coordinates with wrong values.
+
+A point's coordinates follow the grid's axis names: the axis named ``x`` is VTK's X, ``y`` its Y and ``z`` its Z;
+in 2D the first of the two names in the order x, y, z is X and the other Y (a channel's or a convection cell's
+wall-normal axis is vertical). A vector built from ``u, v, w`` so points where the flow goes. Axes named otherwise
+keep the array order: X along the last array axis, Y the one before, Z the first.
 """
 
 from __future__ import annotations
@@ -12,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["COORDINATES_FILE", "write_coordinates", "xdmf"]
+__all__ = ["COORDINATES_FILE", "POINTS", "components", "has_coordinates", "write_coordinates", "xdmf"]
 
-#: the file of a non-uniform grid's coordinate arrays (one per axis, the grid's shape), beside the master files
+#: the file of a non-uniform grid's point coordinates, beside the master files
 COORDINATES_FILE = "coordinates.h5"
+#: its dataset: the grid's shape plus one axis of the VTK components X, Y(, Z)
+POINTS = "xyz"
 
 
 def uniform(grid: dict) -> bool:
@@ -23,28 +33,60 @@ def uniform(grid: dict) -> bool:
     return not any("points" in a for a in grid.get("axes") or [])
 
 
-def write_coordinates(path: Path, points: list[np.ndarray], dtype) -> None:
-    """Write the coordinate arrays ``axis0``, ``axis1``, ... of a grid with these ``points`` per axis into ``path``
-    (h5py), one plane of axis 0 at a time (no global array on the host)."""
+def components(names) -> list[int]:
+    """The VTK coordinate (0: X, 1: Y, 2: Z) that each array axis, named ``names``, runs along.
+
+    Distinct names among ``x, y, z`` take their components in that order (``y, x, z`` -> ``1, 0, 2``; ``z, x`` ->
+    ``1, 0``); any other names, the reversed array order (X along the last array axis).
+    """
+    names = list(names)
+    if len(set(names)) == len(names) and set(names) <= set("xyz"):
+        order = sorted(names)
+        return [order.index(n) for n in names]
+    return list(reversed(range(len(names))))
+
+
+def write_coordinates(path: Path, points: list[np.ndarray], names, dtype) -> None:
+    """Write the coordinates of every point of the grid with these ``points`` per axis into ``path`` (h5py).
+
+    The dataset :data:`POINTS` has the grid's shape plus a last axis of one entry per dimension, each axis's
+    points in the component :func:`components` gives it. It is written one plane of axis 0 at a time (no global
+    array on the host).
+    """
     import h5py
 
     shape = tuple(len(p) for p in points)
+    comp = components(names)
+    grids = np.meshgrid(*[np.asarray(p, dtype) for p in points[1:]], indexing="ij")
     with h5py.File(path, "w") as f:
-        sets = [f.create_dataset(f"axis{d}", shape=shape, dtype=dtype) for d in range(len(shape))]
-        grids = np.meshgrid(*[np.asarray(p, dtype) for p in points[1:]], indexing="ij") if len(shape) > 1 else []
+        out = f.create_dataset(POINTS, shape=shape + (len(shape),), dtype=dtype)
         for i in range(shape[0]):
-            sets[0][i] = np.full(shape[1:], points[0][i], dtype)
+            plane = np.empty(shape[1:] + (len(shape),), dtype)
+            plane[..., comp[0]] = points[0][i]
             for d in range(1, len(shape)):
-                sets[d][i] = grids[d - 1]
+                plane[..., comp[d]] = grids[d - 1]
+            out[i] = plane
+
+
+def has_coordinates(path: Path, shape, dtype) -> bool:
+    """Whether ``path`` holds the point coordinates of a grid of ``shape`` in ``dtype`` (a series written before
+    this layout holds one array per axis instead)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            d = f.get(POINTS)
+            return d is not None and d.shape == tuple(shape) + (len(shape),) and d.dtype == np.dtype(dtype)
+    except OSError:
+        return False
 
 
 def xdmf(index: dict, axis_points, axis_names) -> str:
     """The XDMF 2 temporal collection of a series index.
 
     XDMF lists ``Dimensions`` slowest axis first (the array's axis order) and so do a ``CoRectMesh``'s origin and
-    spacing; an ``SMesh``'s ``X`` is the coordinate along the fastest-varying (last) array axis, ``Y`` the one
-    before (VTK's reader maps them to its X and Y). (In 2D, VTK's reader puts a ``CoRectMesh`` in its Y-Z plane,
-    the first array axis along Z, and an ``SMesh`` in its X-Y plane, the first array axis along Y.)
+    spacing: VTK's X runs along the last array axis. (In 2D, VTK's reader puts a ``CoRectMesh`` in its Y-Z plane,
+    the first array axis along Z.) An ``SMesh`` places its points by their coordinates (see the module's note).
     """
     grid = index["grid"]
     shape = grid["shape"]
@@ -52,7 +94,7 @@ def xdmf(index: dict, axis_points, axis_names) -> str:
     dims = " ".join(map(str, shape))
     rect = not uniform(grid)
     if rect:
-        kind, geom = f"{nd}DSMesh", "X_Y_Z"[: 2 * nd - 1]
+        kind, geom = f"{nd}DSMesh", "XYZ"[:nd]
     else:
         kind, geom = f"{nd}DCoRectMesh", "ORIGIN_DXDYDZ" if nd == 3 else "ORIGIN_DXDY"
         origin = " ".join(repr(float(p[0])) for p in axis_points(grid))
@@ -67,8 +109,8 @@ def xdmf(index: dict, axis_points, axis_names) -> str:
                   f'    <Geometry GeometryType="{geom}">']
         if rect:
             cprec = np.dtype(index.get("coordinates_dtype", "float32")).itemsize
-            lines += [f'     <DataItem Dimensions="{dims}" NumberType="Float" Precision="{cprec}" Format="HDF">'
-                      f'{COORDINATES_FILE}:/axis{d}</DataItem>' for d in reversed(range(nd))]
+            lines.append(f'     <DataItem Dimensions="{dims} {nd}" NumberType="Float" Precision="{cprec}" '
+                         f'Format="HDF">{COORDINATES_FILE}:/{POINTS}</DataItem>')
         else:
             lines += [f'     <DataItem Dimensions="{nd}" NumberType="Float" Precision="8" Format="XML">{v}</DataItem>'
                       for v in (origin, spacing)]
@@ -81,5 +123,3 @@ def xdmf(index: dict, axis_points, axis_names) -> str:
         lines.append("   </Grid>")
     lines += ["  </Grid>", " </Domain>", "</Xdmf>", ""]
     return "\n".join(lines)
-
-

@@ -12,9 +12,9 @@ The index's (and each master file's) ``grid`` is the grid's :meth:`~solvers.Grid
 spacing, domain origin, axis ``names``, each axis's basis with its ``points`` where they are not uniform) plus
 ``start``, the first point of each axis (a cell-centred axis starts half a cell inside its domain):
 :func:`axis_points` turns it into the true coordinates. The XDMF describes uniform grids as a ``CoRectMesh``
-(origin and spacing) and grids with a non-uniform axis (Chebyshev points) as a structured mesh whose coordinate
-arrays are written once, in ``coordinates.h5`` (see :mod:`solvers.outputs._xdmf`), so ParaView shows the real
-geometry.
+(origin and spacing) and grids with a non-uniform axis (Chebyshev points) as a structured mesh whose point
+coordinates are written once, in ``coordinates.h5`` (see :mod:`solvers.outputs._xdmf`), so every ParaView XDMF
+reader shows the real geometry.
 
 Every process writes only the blocks its devices hold (one block at a time on the host); process 0 writes the
 master file, the index and the XDMF file, each to a temporary name that is renamed when complete, so a run
@@ -35,7 +35,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._xdmf import COORDINATES_FILE, uniform, write_coordinates, xdmf
+from ._xdmf import COORDINATES_FILE, has_coordinates, uniform, write_coordinates, xdmf
 from .base import Output
 
 XDMF_NAME = "snapshots.xmf"
@@ -206,9 +206,10 @@ class SnapshotWriter(Output):
             else:
                 self._clear()
             if self.lead:
-                if "coordinates_dtype" in self.header and not (self.directory / COORDINATES_FILE).exists():
-                    _replace_atomically(self.directory / COORDINATES_FILE,
-                                        lambda tmp: write_coordinates(tmp, self.points, self.dtype))
+                where = self.directory / COORDINATES_FILE
+                if "coordinates_dtype" in self.header and not has_coordinates(where, g.shape, self.dtype):
+                    names = axis_names(self.header["grid"])
+                    _replace_atomically(where, lambda tmp: write_coordinates(tmp, self.points, names, self.dtype))
                 self._write_index()
         except OSError as e:
             raise SnapshotError(f"cannot start the snapshot series in {self.directory}: {e}") from e

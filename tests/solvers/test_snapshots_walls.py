@@ -121,8 +121,8 @@ def test_channel_2d_series_is_on_the_chebyshev_points(channel_2d, meshes):
         assert json.loads(f.attrs["grid"]) == grid
         np.testing.assert_array_equal(f["coordinates/y"][()], eq.grid.bases[0].points())
     xmf = (d / "snapshots.xmf").read_text()
-    # a non-uniform axis: a structured mesh with its coordinate arrays (every reader, ParaView 5.11 included)
-    assert 'TopologyType="2DSMesh" Dimensions="17 8"' in xmf and 'GeometryType="X_Y"' in xmf
+    # a non-uniform axis: a structured mesh with every point's coordinates (every reader, ParaView 5.11 included)
+    assert 'TopologyType="2DSMesh" Dimensions="17 8"' in xmf and 'GeometryType="XY"' in xmf
     for kind in ("pencil", "single"):  # written on the slab mesh, read onto another
         a = load_snapshot(d, "u", meshes[kind], index=0)
         assert a.sharding == xfft.real_sharding(meshes[kind] or xfft.make_mesh((1,), devices=jax.devices()[:1]),
