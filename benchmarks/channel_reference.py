@@ -69,7 +69,7 @@ def compare(run: Path) -> tuple[dict, dict]:
     ds = open_statistics(run)
     info = json.loads((run / "run.json").read_text())
     a = dict(ds.attrs)
-    y = np.asarray(ds["y"].values if "y" in ds else ds.coords["y"].values, float)
+    y = np.asarray(ds.coords["y"].values, float)
     if abs(y[0] + 1) > 1e-12 or abs(y[-1] - 1) > 1e-12:
         raise SystemExit(f"{run}: walls at y = -1, 1 expected, got {y[0]}, {y[-1]}")
     params = info["physics"]["params"]
@@ -97,7 +97,7 @@ def compare(run: Path) -> tuple[dict, dict]:
     rel = lambda ours_, theirs: (ours_ - theirs) / theirs  # noqa: E731
     numbers = {
         "run": {"dir": str(run), "n": info["config"]["n"], "box_length": info["physics"]["box_length"],
-                "params": params, "preset": info["config"].get("preset"),
+                "params": params, "preset": info["config"].get("applied_preset") or info["config"].get("preset"),
                 "dtype": info["config"]["dtype"], "t": info["t"], "steps": info["steps"],
                 "stats_start": a["start"], "samples": int(a["samples"]), "batches": int(a["batches"]),
                 "window": info["t"] - a["start"], "window_eddy_turnovers": (info["t"] - a["start"]) * u_tau,
@@ -121,7 +121,7 @@ def compare(run: Path) -> tuple[dict, dict]:
     }
     profiles = {"y": y, "U": U, "uv": uv, "total": total, "line": line, "tau_w": a["tau_wall"], "nu": nu,
                 "u_tau": u_tau, "re_tau": re_tau, "rms": {k: np.asarray(ds[k].values, float)
-                                                         for k in ("u_rms", "v_rms", "w_rms")},
+                                                         for k in ("u_rms", "v_rms", "w_rms") if k in ds},
                 "yp_ref": yp_ref, "up_ref": up_ref}
     return numbers, profiles
 
@@ -153,7 +153,7 @@ def plot(profiles: dict, numbers: dict, path: Path, label: str) -> None:
     ax[0].semilogx(s, np.log(s) / KAPPA + B, "k--", lw=1, label=f"ln(y+)/{KAPPA} + {B}")
     ax[0].set(xlabel="y+", ylabel="U+", title="mean velocity (both halves folded)")
     ax[0].legend(fontsize=8)
-    for k, st in zip(("u_rms", "v_rms", "w_rms"), ("-", "--", "-.")):
+    for k, st in zip(p["rms"], ("-", "--", "-.")):  # (no w_rms in 2D)
         ax[1].plot(yp, fold(p["rms"][k]) / u_tau, st, label=k + "+")
     ax[1].plot(yp, -fold(p["uv"], odd=True) / u_tau ** 2, ":", label="-<u'v'>+")
     ax[1].set(xlabel="y+", title="rms velocities and Reynolds stress (wall units)")

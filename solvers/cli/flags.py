@@ -115,4 +115,7 @@ def config(ns: argparse.Namespace):
         values = preset_values(spec, name, ns.preset)
         params = {**values.pop("params", {}), **params}
         given = {**values, **given, "applied_preset": ns.preset}
+    if ns.stats_start is not None and not given.get("stats_every"):
+        raise ValueError("--stats-start given, but statistics are off: give --stats-every N too (a sample every N "
+                         "steps)")
     return RunConfig(**given, params=params)

@@ -102,8 +102,8 @@ def parser() -> argparse.ArgumentParser:
                         "written to statistics.csv/.h5/.png with standard errors from batch means (default: 0, or "
                         "the preset's)")
     r.add_argument("--stats-start", type=float, default=None, metavar="T",
-                   help="the time statistics start from (the transient before it is left out) (default: 0, or the "
-                        "preset's)")
+                   help="the time statistics start from (the transient before it is left out; before --t-end, "
+                        "with --stats-every) (default: 0, or the preset's)")
     r.add_argument("--preset", default=None,
                    help="a preset of the equation (see `list`): grid, box, parameters, initial condition, time "
                         "and statistics of a known case (e.g. channel --preset re-tau-180); flags you give win")

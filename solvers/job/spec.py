@@ -54,7 +54,8 @@ class RunSpec:
         (None: only non-finite states stop it).
       points: the grid can hold its modes on more points (a size the mesh cannot split).
       statistics: the physical reading of averaged profiles (``derive`` of :class:`~solvers.outputs.Statistics`,
-        e.g. :func:`solvers.outputs.wall_units.channel`); None: the equation takes no statistics output.
+        e.g. :func:`solvers.outputs.wall_units.channel`: the columns of ``statistics.csv``); None: on a wall grid,
+        each physical field's mean, rms and covariances (``<f>_mean``, ``<f>_rms``, ``<f>_<g>_cov``).
       presets: name -> settings of a :class:`~solvers.RunConfig` (fields, and ``params``) that a run with
         ``preset=NAME`` starts from: what the run sets itself wins.
       choose: a run parameter that picks one of ``variants`` (e.g. ``walls`` of convection), or None.

@@ -14,6 +14,7 @@ import numpy as np
 
 from .base import Event, Output, Row, RunInfo, writable_directory
 from .csv import read_csv
+from .statistics_plot import plot_statistics as plot_statistics
 
 __all__ = ["PlotSpec", "Plots", "plane", "plane_layout", "plot_history", "plot_slice", "plot_spectrum",
            "plot_statistics", "write_plots"]
@@ -307,59 +308,3 @@ class Plots(Output):
                                    title=title, field_file=self.spec.file, slope=self.spec.spectrum_slope,
                                    energy_label=self.spec.energy_label, extra=self.spec.history,
                                    extra_log=self.spec.history_log)
-
-
-def plot_statistics(path: str | os.PathLike, columns: Mapping[str, np.ndarray], scalars: Mapping[str, float]) -> Path:
-    """Draw averaged profiles (:class:`~solvers.outputs.Statistics`) into ``path``: for a wall flow with a friction
-    velocity, ``U+`` against ``y+`` (lower half, log axis) with the viscous sublayer ``U+ = y+`` and the log law,
-    and the rms velocities and ``-<u'v'>`` in wall units; for convection, ``T`` and ``T_rms`` against ``z``; else
-    each field's mean and rms against ``y``."""
-    from .wall_units import KAPPA, B
-
-    fig, (a1, a2) = _figure(2, 4.6)
-    y = np.asarray(columns["y"])
-    n = f", {int(scalars.get('samples', 0))} samples"
-    if "y_plus" in columns and scalars.get("u_tau", 0) > 0:
-        lower = (y <= 0.5 * (y[0] + y[-1])) & (np.asarray(columns["y_plus"]) > 0)
-        yp, ut = np.asarray(columns["y_plus"])[lower], scalars["u_tau"]
-        a1.semilogx(yp, np.asarray(columns["U_plus"])[lower], "C0.-", label="U+")
-        sub = yp[yp < 15]
-        a1.semilogx(sub, sub, "k:", label="U+ = y+")
-        log = yp[yp > 20]
-        if log.size:
-            a1.semilogx(log, np.log(log) / KAPPA + B, "k--", label=f"ln(y+)/{KAPPA} + {B}")
-        a1.set_xlabel("y+")
-        a1.set_ylabel("U+")
-        a1.set_title(f"mean velocity, Re_tau = {scalars.get('re_tau', float('nan')):.4g}{n}", fontsize=9)
-        for k, c in (("u_rms", "C0"), ("v_rms", "C1"), ("w_rms", "C2")):
-            a2.plot(yp, np.asarray(columns[k])[lower] / ut, c, label=f"{k}+")
-        a2.plot(yp, -np.asarray(columns["uv"])[lower] / ut ** 2, "C3", label="-<u'v'>+")
-        a2.set_xscale("log")
-        a2.set_xlabel("y+")
-        a2.set_title("rms velocities and Reynolds stress (wall units)", fontsize=9)
-    elif "T" in columns:
-        a1.plot(columns["T"], y, "C0.-")
-        a1.set_xlabel("<T>")
-        a1.set_ylabel("z")
-        nu = scalars.get("nusselt_volume", float("nan"))
-        a1.set_title(f"mean temperature, Nu = {nu:.5g}{n}", fontsize=9)
-        a2.plot(columns["T_rms"], y, "C3.-")
-        a2.set_xlabel("T rms")
-        a2.set_ylabel("z")
-        a2.set_title("temperature fluctuations", fontsize=9)
-    else:
-        means = [k for k in columns if k != "y" and f"{k}_rms" in columns]
-        for i, k in enumerate(means):
-            a1.plot(y, columns[k], f"C{i}", label=k)
-            a2.plot(y, columns[f"{k}_rms"], f"C{i}", label=f"{k} rms")
-        a1.set_xlabel("y")
-        a2.set_xlabel("y")
-        a1.set_title(f"means{n}", fontsize=9)
-    for ax in (a1, a2):
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    path = Path(path)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, path)
-    return path

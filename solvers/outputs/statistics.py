@@ -10,11 +10,16 @@ Welford's way (no cancellation: the rms of a steady laminar flow is exactly zero
 merged and the batch size doubles), so the standard error of any averaged quantity is the spread of its batch
 values over ``sqrt(batches - 1)``: a user can tell how converged an average is.
 
-Files (in ``directory``, written at the output's events and at the end, atomically): ``statistics.csv`` (one row
-per wall-normal point: ``y``, the mean of each field and its rms, the covariances, their standard errors, and the
-columns of the physical interpretation, e.g. ``U, u_rms, v_rms, w_rms, uv, y_plus, U_plus`` for channel flow,
-:mod:`solvers.outputs.wall_units`), ``statistics.h5`` (the same columns and the scalars, with the sample count;
-read with :func:`open_statistics`) and ``statistics.png``.
+Columns (one row per wall-normal point): the wall-normal coordinate, named as the grid names axis 0 (``y`` of a
+channel, ``z`` of convection); then the reading ``derive`` gives (:mod:`solvers.outputs.wall_units`: channel
+``U, W, u_rms, v_rms, w_rms, uv`` in outer units and ``y_plus, U_plus, u_rms_plus, ...`` in wall units; convection
+``T, T_rms, wT, U, u_rms, w_rms``), or without one each field's ``<f>_mean``, ``<f>_rms`` and the covariances
+``<f>_<g>_cov``; then ``<name>_se``, the standard error of each column but the coordinate (NaN until two batches
+exist: the run warns why at its end).
+
+Files (in ``directory``, written at the output's events and at the end, atomically): ``statistics.csv``,
+``statistics.h5`` (the same columns, the scalars and the sample count as attributes; read with
+:func:`open_statistics`) and ``statistics.png`` (:func:`~solvers.outputs.plot_statistics`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,15 +58,16 @@ class Statistics(Output):
       every: a sample every this many steps (steps that are multiples of it).
       start: samples only from this time on (the transient before is left out).
       batch: samples per batch of the batch means (doubles when :data:`MAX_BATCHES` are full).
-      derive: ``derive(equation, y, means, covariances) -> (columns, scalars)``: the physical interpretation of the
-        averages (``means``: field -> profile; ``covariances``: ``"uv"`` -> ``<u'v'>`` profile, fields named in
-        order; e.g. :func:`~solvers.outputs.wall_units.channel`), or None.
+      derive: ``derive(equation, y, means, covariances) -> (columns, scalars)``: the physical reading of the
+        averages (``y``: the wall-normal points; ``means``: field -> profile; ``covariances``: ``"uv"`` ->
+        ``<u'v'>`` profile, fields named in order; e.g. :func:`~solvers.outputs.wall_units.channel`); its columns
+        are the file's. None: each field's ``<f>_mean``, ``<f>_rms`` and covariances ``<f>_<g>_cov``.
       write_every: write the files every this many steps (and at the end); default ``50 * every``.
 
     Raises:
       ValueError: ``every``, ``batch`` or ``write_every`` not positive integers, ``start`` negative, a ``directory``
-        that cannot be written; at the start of a run, an equation without physical fields or a grid whose axis 0
-        is periodic.
+        that cannot be written; at the start of a run, an equation without physical fields, a grid whose axis 0
+        is periodic, or a ``start`` at or past the run's ``t_end`` (no sample would be taken).
     """
 
     wants_spectrum = False
@@ -90,7 +97,7 @@ class Statistics(Output):
             fields = list(jax.eval_shape(equation.physical_fields, equation.abstract_state()))
         except NotImplementedError as e:
             raise ValueError(f"Statistics: {e}") from None
-        self.fields, self.pairs = fields, _pairs(fields)
+        self.fields, self.pairs, self.coordinate = fields, _pairs(fields), grid.axis_names[0]
         nf, ny, real = len(fields), grid.shape[0], grid.dtype
         npairs = len(self.pairs)
         start, size0 = self.start_time, self.batch
@@ -139,6 +146,9 @@ class Statistics(Output):
 
     # ----- the host side ---------------------------------------------------------------------------
     def start(self, run: RunInfo, event: Event) -> None:
+        if self.start_time >= run.t_end:
+            raise ValueError(f"Statistics: start = {self.start_time:g} is at or past the run's t_end = {run.t_end:g}: "
+                             "no sample would be taken; give an earlier start or a later t_end")
         self.equation, self.lead = run.equation, run.lead
 
     def next_step(self, step: int) -> int | None:
@@ -152,6 +162,15 @@ class Statistics(Output):
     def finish(self, event: Event) -> None:
         self._collect(event)
         self.write()
+        if not self.lead:
+            return
+        if not self.columns:
+            warnings.warn(f"Statistics: no sample taken (every {self.every} steps from t = {self.start_time:g} to "
+                          f"t = {event.t:g}); no statistics written", stacklevel=2)
+        elif self.scalars["batches"] < 2:
+            warnings.warn(f"Statistics: the standard errors (the _se columns) are NaN: they need 2 batches of "
+                          f"{self.scalars['batch_size']} samples, and the run took {self.scalars['samples']} "
+                          "samples (take more, or give a smaller batch)", stacklevel=2)
 
     def _collect(self, event: Event) -> None:
         acc = jax.device_get(event.samples.get(self.name))
@@ -161,37 +180,39 @@ class Statistics(Output):
         count, nf = int(acc["count"]), len(self.fields)
         mean = np.asarray(acc["mean"], np.float64)
         cov = (np.asarray(acc["cov"], np.float64) + np.asarray(acc["comoment"], np.float64)) / count
-        columns, scalars = self._describe(y, mean, cov)
+        profiles, scalars = self._describe(y, mean, cov)
         batches = int(acc["batches"])
-        if batches >= 2:  # standard errors from the spread of the batch values
-            per = [self._describe(y, b[:nf], b[nf:]) for b in np.asarray(acc["means"][:batches], np.float64)]
-            for name in list(columns):
-                if name != "y":
-                    vals = np.stack([p[0][name] for p in per])
-                    columns[f"{name}_se"] = vals.std(axis=0, ddof=1) / math.sqrt(batches)
-            for name in list(scalars):
-                scalars[f"{name}_se"] = float(np.std([p[1][name] for p in per], ddof=1) / math.sqrt(batches))
+        per = [self._describe(y, b[:nf], b[nf:]) for b in np.asarray(acc["means"][:batches], np.float64)]
+
+        def se(values) -> np.ndarray:  # the spread of the batch values (NaN before two batches)
+            if batches < 2:
+                return np.full(np.shape(values[0]) if values else (), np.nan)
+            return np.std(np.stack(values), axis=0, ddof=1) / math.sqrt(batches)
+
+        columns = {self.coordinate: y, **profiles}
+        columns.update({f"{k}_se": se([p[0][k] for p in per]) if per else np.full(y.shape, np.nan)
+                        for k in profiles})
+        scalars.update({f"{k}_se": float(se([p[1][k] for p in per])) if per else math.nan for k in list(scalars)})
         scalars.update({"samples": count, "batches": batches, "batch_size": int(acc["size"]), "t": event.t,
                         "step": event.step, "start": self.start_time, "every": self.every})
         self.columns, self.scalars = columns, scalars
 
     def _describe(self, y: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> tuple[dict, dict]:
-        """The columns and scalars of averaged quantities: ``y``, each field's mean and rms, the covariances (``uv``
-        is ``<u'v'>``), and the physical interpretation (``derive``)."""
+        """The profiles and scalars of averaged quantities: the reading of ``derive``, or each field's mean, rms
+        and covariances (``<f>_mean``, ``<f>_rms``, ``<f>_<g>_cov``)."""
         means = dict(zip(self.fields, mean))
         covs = {self.fields[i] + self.fields[j]: cov[k] for k, (i, j) in enumerate(self.pairs)}
-        cols: dict[str, np.ndarray] = {"y": y}
-        for a in self.fields:
-            cols[a] = means[a]
-            cols[f"{a}_rms"] = np.sqrt(np.maximum(covs[a + a], 0))
-        for i, j in self.pairs:
-            if i != j:
-                cols[f"{self.fields[i]}{self.fields[j]}_cov"] = covs[self.fields[i] + self.fields[j]]
-        scalars: dict[str, float] = {}
         if self.derive is not None:
-            extra_cols, scalars = self.derive(self.equation, y, means, covs)
-            cols.update(extra_cols)
-        return cols, scalars
+            cols, scalars = self.derive(self.equation, y, means, covs)
+            return {k: np.asarray(v, np.float64) for k, v in cols.items()}, dict(scalars)
+        cols: dict[str, np.ndarray] = {}
+        for a in self.fields:
+            cols[f"{a}_mean"] = means[a]
+            cols[f"{a}_rms"] = np.sqrt(np.maximum(covs[a + a], 0))
+        for k, (i, j) in enumerate(self.pairs):
+            if i != j:
+                cols[f"{self.fields[i]}_{self.fields[j]}_cov"] = cov[k]
+        return cols, {}
 
     def write(self) -> None:
         """Write ``statistics.csv``, ``statistics.h5`` and ``statistics.png`` from the last averages (lead only)."""
@@ -201,7 +222,7 @@ class Statistics(Output):
         tmp = self.directory / "statistics.csv.tmp"
         tmp.unlink(missing_ok=True)
         log = CsvLog(tmp, names)
-        for i in range(len(self.columns["y"])):
+        for i in range(len(self.columns[self.coordinate])):
             log.write({k: float(self.columns[k][i]) for k in names})
         os.replace(tmp, self.directory / "statistics.csv")
         try:
@@ -210,20 +231,27 @@ class Statistics(Output):
             h5py = None
         if h5py is not None:
             tmp = self.directory / "statistics.h5.tmp"
-            with h5py.File(tmp, "w") as f:
+            with h5py.File(tmp, "w", track_order=True) as f:  # the columns in the CSV's order
                 for k, v in self.columns.items():
                     f.create_dataset(k, data=np.asarray(v, np.float64))
                 for k, v in self.scalars.items():
                     f.attrs[k] = v
+                f.attrs["coordinate"] = self.coordinate
             os.replace(tmp, self.directory / "statistics.h5")
-        from .plots import plot_statistics
+        from .statistics_plot import plot_statistics
 
         plot_statistics(self.directory / "statistics.png", self.columns, self.scalars)
 
 
 def open_statistics(path: str | os.PathLike):
-    """``statistics.h5`` (or a run directory holding it) as an ``xarray.Dataset``: one variable per column along the
-    wall-normal coordinate ``y``, the scalars as attributes.
+    """``statistics.h5`` (or a run directory holding it) as an ``xarray.Dataset``.
+
+    Args:
+      path: the file, or a run directory holding it.
+
+    Returns:
+      one variable per column along the wall-normal coordinate (``y`` of a channel, ``z`` of convection: the
+      attribute ``coordinate`` names it), the scalars (``samples``, ``u_tau``, ``u_tau_se``, ...) as attributes.
 
     Raises:
       FileNotFoundError: no statistics file there. ImportError: h5py or xarray missing (``pip install "xfft[io]"``).
@@ -236,7 +264,8 @@ def open_statistics(path: str | os.PathLike):
     if not p.exists():
         raise FileNotFoundError(f"open_statistics: no statistics file at {str(p)!r}")
     with h5py.File(p, "r") as f:
-        y = np.asarray(f["y"])
-        data = {k: ("y", np.asarray(f[k])) for k in f if k != "y"}
         attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in f.attrs.items()}
-    return xr.Dataset(data, coords={"y": y}, attrs=attrs)
+        name = str(attrs.get("coordinate", "y"))
+        data = {k: (name, np.asarray(f[k])) for k in f if k != name}
+        coordinate = np.asarray(f[name])
+    return xr.Dataset(data, coords={name: coordinate}, attrs=attrs)

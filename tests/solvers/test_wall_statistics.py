@@ -1,7 +1,9 @@
 """Statistics of wall flows against exactly known fields (laminar Poiseuille flow; a small Tollmien-Schlichting wave,
-whose rms profile is the Orr-Sommerfeld eigenfunction's), identical after an interrupted and resumed run, and a
-restart at another resolution that keeps the kept modes exactly."""
+whose rms profile is the Orr-Sommerfeld eigenfunction's), read from the files as a user reads them (the columns of
+the documented contract, wall units recomputed by hand from the file's own outer columns and ``u_tau``), identical
+after an interrupted and resumed run, and a restart at another resolution that keeps the kept modes exactly."""
 
+import json
 import math
 
 import jax
@@ -16,6 +18,33 @@ from solvers.outputs import Checkpoints, Statistics, open_statistics, read_csv, 
 from solvers.stability import orr_sommerfeld
 
 RE = 2000.0
+#: the columns of statistics.csv of a channel (the documented contract), 3D; 2D has no W, w_rms, w_rms_plus
+CHANNEL = ["y", "U", "W", "u_rms", "v_rms", "w_rms", "uv", "y_plus", "U_plus", "u_rms_plus", "v_rms_plus",
+           "w_rms_plus", "uv_plus"]
+
+
+def contract(columns: list[str]) -> list[str]:
+    """The header of statistics.csv: the coordinate, the profiles, then a standard error of each profile."""
+    return columns + [f"{c}_se" for c in columns[1:]]
+
+
+def read_columns(path) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The header of a CSV file and its columns as float arrays."""
+    rows = read_csv(path)
+    return list(rows[0]), {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
+
+
+def check_wall_units(c: dict[str, np.ndarray], u_tau: float, nu: float) -> None:
+    """The wall-unit columns recomputed from the outer ones and ``u_tau`` (walls at y = -1, 1): the distance to the
+    nearer wall and the velocity relative to it."""
+    y, U = c["y"], c["U"]
+    np.testing.assert_allclose(c["y_plus"], (1 - np.abs(y)) * u_tau / nu, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c["U_plus"], np.abs(U - np.where(y <= 0, U[0], U[-1])) / u_tau, rtol=1e-12,
+                               atol=1e-12)
+    for k in ("u_rms", "v_rms", "w_rms"):
+        if k in c:
+            np.testing.assert_allclose(c[f"{k}_plus"], c[k] / u_tau, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(c["uv_plus"], c["uv"] / u_tau ** 2, rtol=1e-12, atol=1e-300)
 
 
 def _channel(shape, mesh, Re=RE):
@@ -29,11 +58,12 @@ def test_laminar_poiseuille_statistics_are_exact(meshes, tmp_path, shape):
     eq = _channel(shape, meshes["slab"])
     stats = Statistics(tmp_path, every=2, batch=2, derive=wall_units.channel)
     simulate(eq, t_end=0.1, y0=eq.initial_state("laminar"), controller=FixedStep(0.01), outputs=[stats])
-    rows = read_csv(tmp_path / "statistics.csv")
-    y = np.array([float(r["y"]) for r in rows])
-    np.testing.assert_allclose([float(r["U"]) for r in rows], 1 - y ** 2, atol=1e-13)
-    for col in ("u_rms", "v_rms", "w_rms", "uv", "W"):
-        assert max(abs(float(r[col])) for r in rows) < 1e-12, col
+    header, c = read_columns(tmp_path / "statistics.csv")
+    assert header == contract(CHANNEL if len(shape) == 3 else [k for k in CHANNEL if not k.startswith(("W", "w_"))])
+    y = c["y"]
+    np.testing.assert_allclose(c["U"], 1 - y ** 2, atol=1e-13)
+    for col in [k for k in header if k.endswith(("_rms", "uv", "_rms_plus", "uv_plus")) or k == "W"]:
+        assert np.max(np.abs(c[col])) < 1e-12, col
     s = stats.scalars
     assert s["samples"] == 5 and s["batches"] == 2  # steps 2, 4, 6, 8, 10 in batches of 2
     assert s["u_tau"] == pytest.approx(math.sqrt(2 / RE), rel=1e-12)  # wall shear nu dU/dy = 2 nu
@@ -41,21 +71,26 @@ def test_laminar_poiseuille_statistics_are_exact(meshes, tmp_path, shape):
     assert s["bulk_velocity"] == pytest.approx(2 / 3, rel=1e-13)
     assert s["c_f"] == pytest.approx(2 * (2 / RE) / (2 / 3) ** 2, rel=1e-12)
     assert s["U_c_plus"] == pytest.approx(1 / math.sqrt(2 / RE), rel=1e-12)
-    yp, up = np.array([float(r["y_plus"]) for r in rows]), np.array([float(r["U_plus"]) for r in rows])
-    lower = y <= 0
-    np.testing.assert_allclose(up[lower], (1 - y[lower] ** 2) / math.sqrt(2 / RE), rtol=1e-12)
-    np.testing.assert_allclose(yp[lower], (1 + y[lower]) * math.sqrt(2 / RE) * RE, rtol=1e-12)
-    ds = open_statistics(tmp_path)  # the HDF5 file, with xarray
-    np.testing.assert_array_equal(ds["U"].values, [float(r["U"]) for r in rows])
-    assert ds.attrs["samples"] == 5 and (tmp_path / "statistics.png").exists()
+    ds = open_statistics(tmp_path)  # the HDF5 file, with xarray: the same columns, the scalars as attributes
+    assert list(ds.data_vars) == header[1:] and ds.attrs["coordinate"] == "y"
+    np.testing.assert_array_equal(ds["U"].values, c["U"])
+    check_wall_units(c, ds.attrs["u_tau"], 1 / RE)
+    assert ds.attrs["samples"] == 5 and ds.attrs["u_tau_se"] < 1e-12 * ds.attrs["u_tau"]  # steady: batches agree
+    for k in header[1:]:  # two batches: every standard error is a number (zero to round-off: the flow is steady)
+        if k.endswith("_se"):
+            assert np.all(np.isfinite(c[k])) and np.max(np.abs(c[k])) < 1e-9 * max(1.0, np.max(np.abs(c[k[:-3]]))), k
 
 
 def test_a_tollmien_schlichting_wave_has_the_orr_sommerfeld_rms_profile(meshes, tmp_path):
     eq = _channel((65, 8), meshes["slab"], Re=10000.0)
     amp = 1e-4
-    stats = Statistics(tmp_path, every=1, derive=wall_units.channel)
+    stats = Statistics(tmp_path, every=1, batch=5, derive=wall_units.channel)
     simulate(eq, t_end=0.2, y0=eq.initial_state("tollmien-schlichting", amplitude=amp),
              controller=FixedStep(0.02), outputs=[stats])
+    header, c = read_columns(tmp_path / "statistics.csv")
+    assert header == contract([k for k in CHANNEL if not k.startswith(("W", "w_"))])  # 2D: no spanwise columns
+    check_wall_units(c, stats.scalars["u_tau"], 1 / 10000.0)  # nonzero rms and <u'v'>: the scaling is checked
+    assert np.max(np.abs(c["uv_plus"])) > 1e-9 and np.max(c["u_rms_plus"]) > 1e-6
     y = stats.columns["y"]
     _, coeffs = orr_sommerfeld.least_stable_mode(10000.0, 1.0, n=96)
     u_hat, v_hat = (np.abs(f) for f in orr_sommerfeld.mode_fields(coeffs, 1.0, y))
@@ -70,6 +105,7 @@ def test_a_tollmien_schlichting_wave_has_the_orr_sommerfeld_rms_profile(meshes, 
     assert np.max(np.abs(stats.columns["U"] - (1 - y ** 2))) < 1e-7  # the mean flow: laminar to O(amplitude^2)
 
 
+@pytest.mark.filterwarnings("ignore:Statistics. the standard errors")  # ten samples: one batch
 def test_statistics_continue_identically_after_a_resume(tmp_path):
     """Twenty steps straight, or a run stopped after ten (checkpoints every six) and resumed to the end: the same
     statistics, byte for byte (a 2D channel: the accumulators do not depend on the dimension, and its programs
@@ -82,6 +118,8 @@ def test_statistics_continue_identically_after_a_resume(tmp_path):
     a = (tmp_path / "straight" / "statistics.csv").read_text()
     b = (tmp_path / "split" / "statistics.csv").read_text()
     assert a == b and len(a.splitlines()) == 18
+    summary = json.loads((tmp_path / "split" / "run.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert summary["statistics"]["batches"] == 1 and summary["statistics"]["u_tau_se"] is None  # strict JSON: null
 
 
 @pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")  # a 16^3 random field: under-resolved on purpose
@@ -98,7 +136,7 @@ def test_restart_at_another_resolution_keeps_the_kept_modes(tmp_path, meshes):
     for n in (24, 8):  # finer: the same field; coarser: the kept modes
         grid = spec.grid((n,) * 3, mesh, (2 * math.pi,) * 3, dtype=jnp.float64, dealias="2/3", backend=None)
         eq = solvers.NavierStokes(grid)
-        later = solvers.RunConfig(**{**cfg, "n": n}, resume=True)
+        later = solvers.RunConfig(**{**cfg, "n": n, "t_end": 0.04}, resume=True)  # (a resumed run goes on)
         start = restore(later, solvers.job.resolve(later), grid, eq)
         assert start.resized_from == (16, 16, 16) and start.step == 2
         with jax.set_mesh(mesh):
