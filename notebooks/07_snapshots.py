@@ -23,7 +23,8 @@
 #
 # * every process writes only the blocks its devices hold (`snap_00003.p0001.h5`), one block at a time;
 # * process 0 writes a master file per snapshot (`snap_00003.h5`) whose HDF5 **virtual datasets** stitch the
-#   blocks into global arrays, and `snapshots.xmf`, an XDMF time series that ParaView and VisIt open directly.
+#   blocks into global arrays, and `snapshots.xmf`, an XDMF time series that each of ParaView's three XDMF
+#   readers opens directly.
 #
 # Here we run a small Taylor-Green vortex with snapshots on 8 CPU devices, then open them with
 # `solvers.io.open_snapshots` (a lazily loaded `xarray.Dataset`): a slice, an energy spectrum computed from the
@@ -163,7 +164,8 @@ load_exact = bool(np.array_equal(np.asarray(w), ds.vorticity_magnitude.sel(time=
 # %% [markdown]
 # ## ParaView and VisIt
 #
-# Open `OUT/snapshots/snapshots.xmf` (reader "XDMF Reader"); all fields and times appear, and "Contour" on
+# Open `OUT/snapshots/snapshots.xmf` (the reader ParaView picks, `Xdmf3ReaderS`, or either other XDMF reader); all
+# fields and times appear, and "Contour" on
 # `vorticity_magnitude` draws the vortex tubes. The array's last index (z) varies fastest, so ParaView's X axis
 # is the solver's z (and Z is x). The README's picture is rendered headless from these files with VTK.
 #
