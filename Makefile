@@ -40,13 +40,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 # The site, offline and strict: every warning (a broken reference, a public name without a docstring, a notebook
-# that raises) fails. -E: every page is read again, so no warning hides in an unchanged page; the notebooks are
-# executed only when their source changed (docs/_ext/tutorials.py).
+# that raises or shows no figure) fails. -E: every page is read again, so no warning hides in an unchanged page. A
+# notebook is executed only when no executed copy of its source is found, in docs/_build/notebooks (where
+# `make test` leaves the notebooks its tests executed, and a previous build its own), two at a time
+# (docs/_ext/tutorials.py).
 docs: $(STAMP)
 	$(PY) -m sphinx -b html -n -W --keep-going -E -q docs $(SITE)
 
-# The built pages in headless Chromium (apt-get install chromium): math, figures, links, console; screenshots in
-# docs/_build/screenshots.
+# Every page of the built site in headless Chromium (apt-get install chromium): console errors, math, every image
+# loaded, a figure on every tutorial, no inherited boilerplate and whole-sentence summaries on the API pages; every
+# link of the whole tree (_modules/ included) on disk. Screenshots in docs/_build/screenshots.
 docs-check: $(STAMP)
 	$(PY) tests/docs/browser_check.py $(SITE) --out docs/_build/screenshots
 

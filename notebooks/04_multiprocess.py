@@ -48,6 +48,7 @@ from pathlib import Path  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import xfft  # noqa: E402
@@ -175,7 +176,26 @@ if run.returncode != 0:
     print(run.stderr[-3000:])
 
 # %% [markdown]
-# Every process sees 8 global devices but only its 2 local ones, and owns 2 of the 8 pencils of `u`.
+# Every process sees 8 global devices but only its 2 local ones, and owns 2 of the 8 pencils of `u`. Drawn from
+# the lines the processes printed: the $(x, y)$ plane of the grid, each pencil (whole along $z$) coloured by the
+# process that holds it.
+
+# %%
+owner = np.full((32, 32), -1)
+for rank, blocks_text in re.findall(r"\[rank \d+\] process (\d+): my blocks of u: (.*)", run.stdout):
+    for x0, x1, y0, y1 in re.findall(r"\[(\d+):(\d+), (\d+):(\d+), \d+:\d+\]", blocks_text):
+        owner[int(x0):int(x1), int(y0):int(y1)] = int(rank)
+fig, ax = plt.subplots(figsize=(4.2, 3.6))
+im = ax.imshow(owner.T, origin="lower", cmap="tab10", vmin=0, vmax=9, extent=(0, 32, 0, 32))
+for rank in range(4):
+    for i, j in zip(*np.nonzero(owner[::16, ::8] == rank)):
+        ax.text(16 * i + 8, 8 * j + 4, f"process {rank}", ha="center", va="center", fontsize=8)
+ax.set(xlabel="x index", ylabel="y index", title="who holds each pencil of u (4 x 2 devices)",
+       xticks=[0, 16, 32], yticks=[0, 8, 16, 24, 32])
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
 # Process 0 wrote its results; read them back:
 
 # %%
@@ -287,6 +307,7 @@ assert "[rank 0] fft_demo OK: 4 processes" in run.stdout and "[rank 1] fft_demo 
 assert multi["processes"] == 4 and multi["devices"] == 8 and multi["local_devices"] == 2, multi
 assert multi["mesh"] == {"x": 2, "y": 4} and multi["spectrum_spec"] == "P(None, ('x', 'y'), None)", multi
 assert multi["ddx_error"] < 1e-4 and abs(multi["energy"] - 0.375) < 1e-5, multi
+assert sorted(np.unique(owner, return_counts=True)[1]) == [256] * 4  # each process holds 2 pencils of 16 x 8
 
 # one process gives the same numbers; all agree with numpy
 assert single.returncode == 0, single.stderr[-3000:]

@@ -147,6 +147,7 @@ plt.plot(xs, np.maximum(mu_tf - xs ** 2 / 2, 0) / 500, "--", label="Thomas-Fermi
 plt.xlabel("x")
 plt.ylabel("|psi|^2 on the axis")
 plt.legend()
+plt.show()
 
 # %% [markdown]
 # ### Real time: the norm is conserved and the centre of mass swings at the trap frequency
@@ -189,6 +190,7 @@ plt.plot(xs, np.abs(got), label="split-step, t = 4")
 plt.plot(xs, np.abs(exact), "--", label="closed form")
 plt.xlabel("x")
 plt.legend()
+plt.show()
 
 # %% [markdown]
 # ## The same from the command line

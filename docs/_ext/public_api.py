@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import types
 from dataclasses import dataclass
 from functools import cache
@@ -201,3 +202,24 @@ def docstring(entry: Entry) -> str:
     if entry.kind == "data":
         return data_doc(entry.module, entry.name)
     return inspect.getdoc(entry.obj) or ""
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)(?<!\betc)[.!?](?=\s+[A-Z(`*:]|$)")
+
+
+def summary(text: str) -> str:
+    """The one-sentence summary of a docstring, as the reference's tables show it: the first sentence of its first
+    paragraph (which may wrap over several lines), ending with a full stop, starting with a capital letter.
+
+    A first paragraph that introduces a list or a code block (it ends with ``:``) ends with a full stop instead; a
+    constant's ``#:`` comment (a phrase: "the integrators by name") becomes a sentence the same way.
+    """
+    paragraph = " ".join(inspect.cleandoc(text).strip().split("\n\n")[0].split())
+    if not paragraph:
+        return ""
+    end = _SENTENCE_END.search(paragraph)
+    sentence = paragraph[:end.end()] if end else paragraph
+    sentence = re.sub(r"[:;,]$", "", sentence.rstrip())
+    if not re.search(r"[.!?][)\"'`*]*$", sentence):
+        sentence += "."
+    return sentence[0].upper() + sentence[1:] if sentence[0].islower() else sentence

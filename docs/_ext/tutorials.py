@@ -1,95 +1,81 @@
-"""The tutorials: ``notebooks/NN_name.py`` (jupytext percent format) as executed notebooks with their outputs.
+"""The tutorials: ``notebooks/NN_name.py`` (jupytext percent format) as executed notebooks with their outputs and
+figures.
 
-Each notebook is executed once per version of its source: the executed notebook is kept with the SHA-256 of its
-source in its metadata, in ``docs/_build/notebooks/`` or, when the environment names it, in the folder
-``XFFT_NOTEBOOK_OUTPUTS`` (where a run of the notebook tests can leave the notebooks it executed, so that the docs
-build after it executes none). A notebook whose source changed is executed again; one that raises fails the build.
-Execution is as in ``tests/notebooks``: a kernel of this interpreter, 8 CPU devices, JAX's defaults otherwise, the
-working directory ``notebooks/``.
+A notebook is executed once per version of its source (:mod:`notebook_kernel`: the same recipe as the notebook
+tests, figures as ``image/png`` outputs). The executed notebook keeps the key of its source in its metadata; it is
+looked for in the folder ``XFFT_NOTEBOOK_OUTPUTS`` when the environment names it (``make test`` leaves there the
+notebooks its tests executed, so that ``make docs`` after it executes none) and in ``docs/_build/notebooks/`` (this
+build's own cache). The notebooks still to execute run ``XFFT_NOTEBOOK_JOBS`` at a time (default: 2, or 1 on one
+core), compiling at XLA's optimization level 0 except those that mostly run kernels. One that raises, or that shows
+no figure, fails the (strict) build.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import asyncio
 import os
-import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import notebook_kernel
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 DOCS = Path(__file__).resolve().parents[1]
 CACHE = DOCS / "_build" / "notebooks"
 TIMEOUT_S = float(os.environ.get("XFFT_NOTEBOOK_TIMEOUT", "600"))
-_DROP = re.compile(r"^(JAX_ENABLE_X64|JAX_DEFAULT_DTYPE_BITS|JAX_NUM_CPU_DEVICES|XFFT_.*|JAX_COORDINATOR_.*"
-                   r"|SLURM_.*|OMPI_.*|PMI_.*|PYTEST_.*)$")
-KEY = "xfft_source_sha256"
+KERNEL = "xfft-docs"
 
 
-def source_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _places() -> list[Path]:
+    reuse = os.environ.get("XFFT_NOTEBOOK_OUTPUTS")
+    return ([Path(reuse)] if reuse else []) + [CACHE]
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not _DROP.match(k)}
-    flags = re.sub(r"--xla_force_host_platform_device_count=\S*", "", env.get("XLA_FLAGS", "")).split()
-    env["XLA_FLAGS"] = " ".join(flags + ["--xla_force_host_platform_device_count=8"])
-    env.update(JAX_PLATFORMS="cpu", MPLBACKEND="Agg", PYDEVD_DISABLE_FILE_VALIDATION="1", JUPYTER_PLATFORM_DIRS="1")
-    return env
-
-
-def _cached(path: Path, digest: str):
+def cached(path: Path, key: str):
+    """The executed notebook of ``path`` whose key is ``key``, from a previous build or the tests; None if none."""
     import nbformat
 
-    places = [CACHE]
-    if os.environ.get("XFFT_NOTEBOOK_OUTPUTS"):
-        places.insert(0, Path(os.environ["XFFT_NOTEBOOK_OUTPUTS"]))
-    for place in places:
+    for place in _places():
         f = place / f"{path.stem}.ipynb"
         if f.exists():
             try:
                 nb = nbformat.read(f, as_version=4)
             except Exception:  # noqa: BLE001 - a broken file is executed again
                 continue
-            if nb.metadata.get(KEY) == digest:
+            if nb.metadata.get(notebook_kernel.KEY) == key:
                 return nb
     return None
 
 
-def execute(path: Path):
-    """The executed notebook of ``path`` (raises ``CellExecutionError`` when a cell raises)."""
-    import jupytext
-    from jupyter_client.kernelspec import KernelSpecManager
-    from nbclient import NotebookClient
+def jobs() -> int:
+    """How many notebooks execute at once (``XFFT_NOTEBOOK_JOBS``; default 2, 1 on a single core)."""
+    return max(1, int(os.environ.get("XFFT_NOTEBOOK_JOBS", min(2, os.cpu_count() or 1))))
 
-    nb = jupytext.read(path)
-    with tempfile.TemporaryDirectory() as tmp:
-        spec_dir = Path(tmp) / "kernels" / "xfft-docs"
-        spec_dir.mkdir(parents=True)
-        (spec_dir / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python (xfft docs)", "language": "python"}))
-        ksm = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)], ensure_native_kernel=False)
-        from jupyter_client.manager import KernelManager
 
-        km = KernelManager(kernel_name="xfft-docs", kernel_spec_manager=ksm)
-        client = NotebookClient(nb, km=km, timeout=int(TIMEOUT_S), startup_timeout=120, allow_errors=False,
-                                shutdown_kernel="immediate", resources={"metadata": {"path": str(path.parent)}})
-        old = dict(os.environ)
-        try:
-            os.environ.clear()
-            os.environ.update(_env())
-            client.execute()
-        finally:
-            os.environ.clear()
-            os.environ.update(old)
-    nb.metadata.pop("jupytext", None)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return nb
+async def _execute_all(paths: list[Path], ksm) -> dict[Path, object]:
+    gate = asyncio.Semaphore(jobs())
+    results: dict[Path, object] = {}
+
+    async def one(path: Path) -> None:
+        async with gate:
+            start = time.perf_counter()
+            logger.info(f"executing {path.name} ...")
+            nb = notebook_kernel.read(path)
+            try:
+                await notebook_kernel.execute(nb, path, ksm, KERNEL, notebook_kernel.kernel_env(
+                    path.stem, fast_compile=True), TIMEOUT_S)
+            except Exception as e:  # noqa: BLE001 - a failing notebook fails the (strict) build, named
+                results[path] = e
+                return
+            nb.metadata.pop("jupytext", None)
+            nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+            results[path] = nb
+            logger.info(f"executed {path.name} in {time.perf_counter() - start:.0f} s")
+
+    await asyncio.gather(*(one(p) for p in paths))
+    return results
 
 
 def write(out: Path, notebook_dir: Path) -> None:
@@ -99,20 +85,29 @@ def write(out: Path, notebook_dir: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     CACHE.mkdir(parents=True, exist_ok=True)
     sources = sorted(p for p in notebook_dir.glob("*.py") if not p.name.startswith("_"))
-    for path in sources:
-        digest = source_hash(path)
-        nb = _cached(path, digest)
-        if nb is None:
-            start = time.perf_counter()
-            logger.info(f"executing {path.name} ...")
-            try:
-                nb = execute(path)
-            except Exception as e:  # noqa: BLE001 - a failing notebook fails the (strict) build, named
-                logger.warning(f"notebook {path.name} failed: {str(e)[-3000:]}", location=str(path))
+    keys = {p: notebook_kernel.source_key(p) for p in sources}
+    done = {p: cached(p, keys[p]) for p in sources}
+    todo = [p for p in sources if done[p] is None]
+    if todo:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            results = asyncio.run(_execute_all(todo, notebook_kernel.kernel_spec_manager(Path(tmp), KERNEL)))
+        for path in todo:
+            nb = results[path]
+            if isinstance(nb, BaseException):
+                logger.warning(f"notebook {path.name} failed: {str(nb)[-3000:]}", location=str(path))
                 continue
-            nb.metadata[KEY] = digest
+            nb.metadata[notebook_kernel.KEY] = keys[path]
             nbformat.write(nb, CACHE / f"{path.stem}.ipynb")
-            logger.info(f"executed {path.name} in {time.perf_counter() - start:.0f} s")
+            done[path] = nb
+        logger.info(f"executed {len(todo)} notebooks in {time.perf_counter() - start:.0f} s "
+                    f"({len(sources) - len(todo)} reused)")
+    for path in sources:
+        nb = done[path]
+        if nb is None:
+            continue
+        if not notebook_kernel.figures(nb):
+            logger.warning(f"tutorial {path.name} shows no figure (no image/png output)", location=str(path))
         text = nbformat.writes(nb)
         target = out / f"{path.stem}.ipynb"
         if not target.exists() or target.read_text() != text:

@@ -96,7 +96,7 @@ def api_pages(app: Sphinx) -> None:
         if own:
             lines += ["", ".. list-table::", "   :widths: 30 70", ""]
             for e in own:
-                summary = (public_api.docstring(e).strip().splitlines() or [""])[0]
+                summary = public_api.summary(public_api.docstring(e))
                 lines += [f"   * - :py:{_role(e)}:`~{e.target}`", f"     - {summary}"]
             lines.append("")
         if elsewhere:
@@ -149,11 +149,24 @@ def builder_inited(app: Sphinx) -> None:
 def foreign_docstring(app, what, name, obj, options, lines) -> None:
     """Another project's function re-exported as ours (``xfft.fft.fftfreq``): point to it instead of rendering its
     docstring, which is written for its own site."""
-    if obj is not None and not public_api.own(obj) and name.split(".")[0] in public_api.OWN:
+    if what == "function" and obj is not None and not public_api.own(obj) and name.split(".")[0] in public_api.OWN:
         origin = f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', name.rsplit('.', 1)[-1])}"
         first = next((line for line in lines if line.strip()), "")
-        lines[:] = [first, "", f"The same function as ``{origin.replace('._src', '')}`` (re-exported unchanged: "
-                    "it returns a small unsharded array that broadcasts against any sharded spectrum)."]
+        lines[:] = [first, "", f"``{origin.replace('._src', '')}``, re-exported unchanged: it returns a small "
+                    "unsharded array that broadcasts against any sharded spectrum."]
+
+
+def inherited_boilerplate(app, what, name, obj, skip, options):
+    """Skip the members a class inherits from Python rather than declares: a constructor it does not define
+    (``object.__init__``, the ``__new__`` that ``typing.NamedTuple`` generates: "Initialize self", "Create new
+    instance of") and a named tuple's fields ("Alias for field number 0", documented in the class's docstring)."""
+    if name in ("__init__", "__new__"):
+        func = getattr(obj, "__func__", obj)  # (a classmethod's function)
+        generated = (getattr(func, "__doc__", None) or "").startswith("Create new instance of")
+        return True if generated or not public_api.own(func) else None
+    if (getattr(obj, "__doc__", None) or "").startswith("Alias for field number"):
+        return True
+    return None
 
 
 # -- cross-references ------------------------------------------------------------------------------------------
@@ -274,6 +287,7 @@ def copy_mathjax(app: Sphinx, exception) -> None:
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", builder_inited)
     app.connect("autodoc-process-docstring", foreign_docstring)
+    app.connect("autodoc-skip-member", inherited_boilerplate)
     app.connect("missing-reference", missing_reference)
     app.connect("autodoc-process-bases", public_bases)
     app.connect("build-finished", copy_mathjax)

@@ -79,6 +79,63 @@ def test_every_public_name_has_a_reference_entry(pages):
             assert f"``{e.qualname}``" in pages[e.module], f"{e.qualname}: not listed on its module's page"
 
 
+def test_every_summary_in_the_reference_is_a_whole_sentence(pages):
+    """The summary the tables show for a name is the first sentence of its docstring's first paragraph, however many
+    lines it wraps over: a capital (or a code name) first, a full stop last, never a line cut mid-sentence."""
+    rows = [re.match(r"     - (.*)$", line) for text in pages.values() for line in text.splitlines()]
+    shown = [m.group(1) for m in rows if m and not m.group(1).startswith(":")]  # (not "Also exported here" rows)
+    assert len(shown) > 200, len(shown)
+    for summary in shown:
+        assert re.search(r"[.!?][)\"'`*]*$", summary) and not summary[0].islower(), summary
+    snapshot = next(e for e in ENTRIES if e.qualname == "solvers.outputs.SnapshotWriter")
+    first_line = public_api.docstring(snapshot).splitlines()[0]
+    assert not re.search(r"[.!?]$", first_line)  # the docstring wraps its first sentence: the summary joins it
+    assert public_api.summary(public_api.docstring(snapshot)).startswith(first_line)
+    assert public_api.summary(public_api.docstring(snapshot)).endswith(".")
+
+
+@pytest.mark.parametrize("doc, summary", [
+    ("Writes fields as HDF5: an output of a\nrun, or called directly.\n\nArgs:\n    x: y.",
+     "Writes fields as HDF5: an output of a run, or called directly."),
+    ("One step. Then more, e.g. two.", "One step."),
+    ("Compare with e.g. numpy. Then.", "Compare with e.g. numpy."),
+    ("the integrators by name (``rk4``, ``imex``)", "The integrators by name (``rk4``, ``imex``)."),
+    ("``fn(x)`` with its reductions:\n\n    code", "``fn(x)`` with its reductions."),
+    ("Sine series, by a DST-II:\nfixed-value walls.", "Sine series, by a DST-II: fixed-value walls."),
+    ("", ""),
+])
+def test_a_summary_is_the_first_sentence_made_whole(doc, summary):
+    assert public_api.summary(doc) == summary
+
+
+def test_what_a_class_inherits_from_python_is_not_documented():
+    """autodoc would show a named tuple's generated ``__new__`` ("Create new instance of"), ``object.__init__``
+    ("Initialize self") and the fields' "Alias for field number 0" on the page of every such class."""
+    from solvers.model import Equation
+    from solvers.outputs import SnapshotWriter
+    from solvers.stepping import Carry
+
+    skip = xfft_docs.inherited_boilerplate  # (autodoc-skip-member: the member's own name)
+    assert skip(None, "method", "__new__", Carry.__new__, False, {}) is True
+    assert skip(None, "method", "state", Carry.__dict__["state"], False, {}) is True
+    assert skip(None, "method", "__init__", object.__init__, False, {}) is True
+    # a constructor of the package's own is documented (its signature, and its docstring where it has one)
+    assert skip(None, "method", "__init__", Equation.__init__, False, {}) is None
+    assert skip(None, "method", "__init__", SnapshotWriter.__init__, False, {}) is None
+    assert skip(None, "method", "nonlinear", Equation.nonlinear, False, {}) is None
+
+
+def test_a_reexported_function_points_to_its_origin_and_nothing_else_is_rewritten():
+    import jax
+
+    lines = ["Return sample frequencies for the discrete Fourier transform.", "", "jax's own text"]
+    xfft_docs.foreign_docstring(None, "function", "xfft.fft.fftfreq", jax.numpy.fft.fftfreq, {}, lines)
+    assert lines[2].startswith("``jax.numpy.fft.fftfreq``, re-exported unchanged") and len(lines) == 3
+    lines = ["Initialize self.  See help(type(self)) for accurate signature."]
+    xfft_docs.foreign_docstring(None, "method", "solvers.outputs.Row.__init__", object.__init__, {}, lines)
+    assert lines == ["Initialize self.  See help(type(self)) for accurate signature."]
+
+
 #: a date or an issue number in the package's sources (docstrings and comments say what is, not when or why-then)
 HISTORY = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b|\bissues? #?\d+\b", re.I)
 #: the notes still to be rewritten (file, the text found): the test fails on a new one, and on one of these once it

@@ -1,120 +1,59 @@
 """Execute every ``notebooks/*.py`` (jupytext percent format) in a fresh kernel; any cell error fails its test.
 
-Each notebook is converted in memory (jupytext -> nbformat) and run by nbclient in a kernel of *this*
-interpreter (``sys.executable``), declared in a temporary kernel spec so that a fresh venv, or a user-level
-``python3`` kernel pointing at another Python, cannot change what runs. The kernel gets a clean JAX
-environment: 8 CPU devices, no inherited ``JAX_ENABLE_X64`` and no launcher variables (the pytest process's own
-``jax_enable_x64`` is an in-process setting and does not reach the kernel). Every notebook ends with cells that
-assert its key results, so "no error" means "the numbers are right".
+Each notebook is converted in memory (jupytext -> nbformat) and run by nbclient as the docs run it
+(``docs/_ext/notebook_kernel.py``): a kernel of *this* interpreter declared in a private kernel spec, 8 CPU devices,
+no inherited ``JAX_ENABLE_X64`` and no launcher variables (the pytest process's own ``jax_enable_x64`` is an
+in-process setting and does not reach the kernel), and matplotlib's inline backend. Every notebook ends with cells
+that assert its key results, so "no error" means "the numbers are right"; and every notebook shows at least one
+figure as an ``image/png`` output (what the tutorial page displays), with no figure or matplotlib object left as
+text.
 
 Adding a notebook is dropping ``notebooks/NN_name.py`` (percent format, ``# %%`` cells); it becomes its own test.
 Per-notebook deadline: ``XFFT_NOTEBOOK_TIMEOUT`` seconds (default 300), for the whole notebook and for each cell.
+With ``XFFT_NOTEBOOK_OUTPUTS`` set (``make test``), a notebook that passes is left there executed, with the key of
+its source, for ``make docs`` to show without executing it again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
-import json
 import os
 import re
 import sys
 import time
 from pathlib import Path
 
-import jupytext
 import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+import notebook_kernel  # noqa: E402
+
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(p for p in NOTEBOOK_DIR.glob("*.py") if not p.name.startswith("_"))
 TIMEOUT_S = float(os.environ.get("XFFT_NOTEBOOK_TIMEOUT", "300"))
 KERNEL_NAME = "xfft-notebook-test"
-CPU_DEVICES = 8
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-# Variables that would leak this process's (or a launcher's) JAX setup into the kernel.
-_DROP = re.compile(r"^(JAX_ENABLE_X64|JAX_DEFAULT_DTYPE_BITS|JAX_NUM_CPU_DEVICES|XFFT_.*|JAX_COORDINATOR_.*"
-                   r"|SLURM_.*|OMPI_.*|PMI_.*|PYTEST_.*)$")
-
-
-#: notebooks whose time is mostly running kernels: they run at XLA's default optimization level where the suite
-#: compiles at level 0 (tests/conftest.py; the others share the suite's cached programs at its level)
-RUN_TIME_BOUND = {"03_navier_stokes", "06_phase_field_and_2d"}
-
-
-def kernel_env(default_opt: bool = False) -> dict[str, str]:
-    """Environment of a notebook kernel: 8 CPU devices, JAX defaults otherwise (the suite's optimization level
-    unless ``default_opt``)."""
-    env = {k: v for k, v in os.environ.items() if not _DROP.match(k)}
-    drop = "force_host_platform_device_count|backend_optimization_level" if default_opt else \
-        "force_host_platform_device_count"
-    flags = re.sub(rf"--xla_({drop})=\S*", "", env.get("XLA_FLAGS", "")).split()
-    env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={CPU_DEVICES}"])
-    env["JAX_PLATFORMS"] = "cpu"
-    env["MPLBACKEND"] = "Agg"
-    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # quiet debugpy's frozen-modules note in the kernel
-    env["JUPYTER_PLATFORM_DIRS"] = "1"
-    return env
 
 
 @pytest.fixture(scope="session")
-def kernel_spec_manager(tmp_path_factory) -> KernelSpecManager:
+def kernel_spec_manager(tmp_path_factory):
     """A kernel spec that runs ``ipykernel`` in this interpreter, found only in a private directory."""
-    kernels = tmp_path_factory.mktemp("jupyter") / "kernels"
-    spec_dir = kernels / KERNEL_NAME
-    spec_dir.mkdir(parents=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": f"Python {sys.version_info[0]}.{sys.version_info[1]} (xfft tests)",
-        "language": "python",
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec, indent=1))
-    return KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
-
-
-def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """The notebook of a jupytext text source, validated by nbformat."""
-    nb = jupytext.read(path)
-    nbformat.validate(nb)
-    assert any(c.cell_type == "code" for c in nb.cells), f"{path.name} has no code cells"
-    return nb
-
-
-class NotebookTimeout(Exception):
-    """The whole notebook ran past ``TIMEOUT_S``."""
-
-
-async def _execute(client: NotebookClient, env: dict[str, str]) -> None:
-    # cleanup_kc: shut the kernel down afterwards although the client does not own its kernel manager.
-    task = asyncio.ensure_future(client.async_execute(env=env, cleanup_kc=True))
-    done, _ = await asyncio.wait({task}, timeout=TIMEOUT_S)
-    if not done:
-        task.cancel()  # nbclient interrupts the cell and shuts the kernel down
-        with contextlib.suppress(BaseException):
-            await task
-        raise NotebookTimeout
-    task.result()
+    return notebook_kernel.kernel_spec_manager(tmp_path_factory.mktemp("jupyter"), KERNEL_NAME)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_executes(path: Path, kernel_spec_manager: KernelSpecManager, tmp_path: Path,
-                           record_property) -> None:
-    nb = read_notebook(path)
-    km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_spec_manager)
-    client = NotebookClient(nb, km=km, kernel_name=KERNEL_NAME, timeout=int(TIMEOUT_S), startup_timeout=120,
-                            allow_errors=False, record_timing=True, shutdown_kernel="immediate",
-                            resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+def test_notebook_executes(path: Path, kernel_spec_manager, tmp_path: Path, record_property) -> None:
+    nb = notebook_kernel.read(path)
+    assert any(c.cell_type == "code" for c in nb.cells), f"{path.name} has no code cells"
+    # the suite's optimization level, except for the notebooks that mostly run kernels (their default level)
+    env = notebook_kernel.kernel_env(path.stem)
     start, failure = time.perf_counter(), None
     try:
-        asyncio.run(_execute(client, kernel_env(path.stem in RUN_TIME_BOUND)))
-    except NotebookTimeout:
+        asyncio.run(notebook_kernel.execute(nb, path, kernel_spec_manager, KERNEL_NAME, env, TIMEOUT_S))
+    except notebook_kernel.NotebookTimeout:
         failure = f"{path.name} did not finish within {TIMEOUT_S:g} s (XFFT_NOTEBOOK_TIMEOUT)"
     except CellExecutionError as e:  # a cell raised (or a check failed): its source and traceback
         failure = f"{path.name}: {_ANSI.sub('', str(e))}"
@@ -123,17 +62,22 @@ def test_notebook_executes(path: Path, kernel_spec_manager: KernelSpecManager, t
         record_property("seconds", round(elapsed, 1))
         # The executed notebook with its outputs, to look at what it printed or where it failed.
         nbformat.write(nb, tmp_path / f"{path.stem}.ipynb")
-        reuse = os.environ.get("XFFT_NOTEBOOK_OUTPUTS")  # make test: where make docs takes the executed notebooks
-        if reuse and failure is None:
-            nb.metadata["xfft_source_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-            Path(reuse).mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, Path(reuse) / f"{path.stem}.ipynb")
     if failure:
         pytest.fail(f"{failure}\n(executed notebook: {tmp_path / path.stem}.ipynb)", pytrace=False)
     print(f"{path.name}: executed in {elapsed:.1f} s ({tmp_path / path.stem}.ipynb)")
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors, errors
+    # what the tutorial page shows: its figures as pictures, not as text
+    assert notebook_kernel.figures(nb) >= 1, f"{path.name} shows no figure (no image/png output)"
+    assert not notebook_kernel.not_figures(nb), f"{path.name} shows as text: {notebook_kernel.not_figures(nb)}"
+    reuse = os.environ.get("XFFT_NOTEBOOK_OUTPUTS")  # make test: where make docs takes the executed notebooks
+    if reuse:
+        nb.metadata.pop("jupytext", None)
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb.metadata[notebook_kernel.KEY] = notebook_kernel.source_key(path)
+        Path(reuse).mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, Path(reuse) / f"{path.stem}.ipynb")
 
 
 def test_notebooks_are_found_and_listed() -> None:
@@ -145,3 +89,31 @@ def test_notebooks_are_found_and_listed() -> None:
         head = p.read_text().lstrip()
         assert "format_name: percent" in head[:1000] or head.startswith("# %%"), (
             f"{p.name} is not a jupytext percent-format notebook")
+
+
+def test_the_figure_checks_see_a_figure_as_a_reader_does() -> None:
+    """A figure is an image/png output; a figure or a matplotlib object shown as text is not."""
+    cell = nbformat.v4.new_code_cell("plt.plot(x)")
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "<Figure size 640x480 with 1 Axes>"})]
+    assert notebook_kernel.figures(nb) == 0 and notebook_kernel.not_figures(nb)
+    cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "[<matplotlib.lines.Line2D at 0x1>]"},
+                                           execution_count=1),
+                    nbformat.v4.new_output("display_data", data={"text/plain": "<Figure size 640x480 with 1 Axes>",
+                                                                 "image/png": "iVBORw0KGgo="})]
+    assert notebook_kernel.figures(nb) == 1 and len(notebook_kernel.not_figures(nb)) == 1
+    cell.outputs = cell.outputs[1:]
+    assert notebook_kernel.figures(nb) == 1 and not notebook_kernel.not_figures(nb)
+
+
+def test_a_notebook_kernel_draws_figures_inline(monkeypatch) -> None:
+    """The kernel's environment selects the inline backend (whatever this process's MPLBACKEND is), 8 CPU devices,
+    and the recipe is part of an executed notebook's key."""
+    env = notebook_kernel.kernel_env("01_sharding_basics")
+    assert env["MPLBACKEND"] == "module://matplotlib_inline.backend_inline"
+    assert "--xla_force_host_platform_device_count=8" in env["XLA_FLAGS"].split()
+    assert "--xla_backend_optimization_level=0" in notebook_kernel.kernel_env("01_x", fast_compile=True)["XLA_FLAGS"]
+    assert "optimization_level" not in notebook_kernel.kernel_env("03_navier_stokes", fast_compile=True)["XLA_FLAGS"]
+    key = notebook_kernel.source_key(NOTEBOOKS[0])
+    monkeypatch.setattr(notebook_kernel, "RECIPE", "figures: Agg")  # notebooks executed otherwise are not reused
+    assert notebook_kernel.source_key(NOTEBOOKS[0]) != key
