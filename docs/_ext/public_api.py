@@ -21,7 +21,7 @@ from pathlib import Path
 #: the modules with a reference page, in the order of the reference's index (modules that these export as
 #: public names, such as ``solvers.stability.orr_sommerfeld``, get pages too)
 MODULES = (
-    "xfft", "xfft.fft", "xfft.distributed",
+    "xfft", "xfft.fft", "xfft.distributed", "xfft.compat.jaxdecomp",
     "solvers", "solvers.bases", "solvers.bases.tau", "solvers.grids", "solvers.model", "solvers.equations",
     "solvers.steady", "solvers.integrators", "solvers.stepping", "solvers.simulation", "solvers.outputs",
     "solvers.job", "solvers.stability", "solvers.diagnostics", "solvers.initial_conditions",

@@ -43,6 +43,7 @@ _TITLES = {
     "xfft": "Distributed transforms, layouts and grids",
     "xfft.fft": "A drop-in for jax.numpy.fft",
     "xfft.distributed": "Multi-process runs",
+    "xfft.compat.jaxdecomp": "jaxDecomp's names on xfft",
     "solvers": "Everything a simulation imports",
     "solvers.bases": "One-dimensional bases",
     "solvers.bases.tau": "Chebyshev tau solves",
@@ -109,9 +110,10 @@ def api_pages(app: Sphinx) -> None:
         lines += [_directive(e) for e in own]
         _write(out / f"{m}.rst", "\n".join(lines) + "\n")
     index = ["API reference", "=============", "",
-             "Every public name of ``xfft``, ``xfft.fft``, ``xfft.distributed``, ``solvers`` and its public "
-             "subpackages, generated from the docstrings. A name that several modules export (``solvers.Channel`` "
-             "is ``solvers.equations.Channel``) is documented once, on the page of its most specific module.", "",
+             "Every public name of ``xfft``, ``xfft.fft``, ``xfft.distributed``, ``xfft.compat.jaxdecomp``, "
+             "``solvers`` and its public subpackages, generated from the docstrings. A name that several modules "
+             "export (``solvers.Channel`` is ``solvers.equations.Channel``) is documented once, on the page of its "
+             "most specific module.", "",
              ".. toctree::", "   :maxdepth: 1", ""]
     index += [f"   {m}" for m in mods]
     _write(out / "index.rst", "\n".join(index) + "\n")
