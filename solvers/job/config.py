@@ -22,8 +22,10 @@ from ..integrators import INTEGRATORS
 from ..model import Equation
 from ..model.params import as_initial_condition
 from ..model.params import resolve as resolve_params
+from ._preset_axes import preset_axes
 from .registry import REGISTRY
 from .spec import RunSpec
+from .stats import statistics_problem
 
 #: ``--mesh``: a slab, a pencil, or ``auto`` (the fastest mesh measured by :func:`xfft.autotune`, cached)
 MESHES = ("slab", "pencil", "auto")
@@ -210,10 +212,7 @@ def _split_params(spec: RunSpec, name: str, ic: str, given: dict) -> tuple[RunSp
 
 def with_preset(cfg: RunConfig) -> RunConfig:
     """``cfg`` with the preset it names filled in (itself without one): what the main job runs."""
-    if cfg.preset is None:
-        return cfg
-    spec, name = lookup(cfg.equation)
-    return apply_preset(cfg, spec, name)
+    return cfg if cfg.preset is None else apply_preset(cfg, *lookup(cfg.equation))
 
 
 def preset_values(spec: RunSpec, name: str, preset: str) -> dict:
@@ -269,6 +268,8 @@ def resolve(cfg: RunConfig) -> Resolved:
     if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in shape):
         raise ConfigError(f"n: grid sizes must be integers, got {' '.join(map(str, shape))}", fields=("n",))
     shape = tuple(int(n) for n in shape)
+    if (bad := preset_axes(cfg, spec, shape)) is not None:  # blame the flag given, not the preset's
+        raise ConfigError(bad[0], fields=bad[1])
     box_given = cfg.box_length if cfg.box_length is not None else spec.default_box(len(shape), params)
     box = _per_axis(box_given, (len(shape),), "box_length", name)
     if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in box):
@@ -277,9 +278,8 @@ def resolve(cfg: RunConfig) -> Resolved:
     box = tuple(float(v) for v in box)
     _check_run(cfg)
     _check_grid(variant, name, shape, box, cfg)
-    if cfg.stats_every and variant.statistics is None:
-        raise ConfigError(f"stats_every: {name} has no statistics output (it needs walls: channel, couette, "
-                          "rayleigh-benard)", fields=("stats_every",))
+    if (bad := statistics_problem(cfg, variant, name, shape, box)) is not None:
+        raise ConfigError(bad[0], fields=bad[1])
     out = Path(cfg.out if cfg.out is not None else os.path.join("runs", f"{name.replace(':', '-')}-{ic}"))
     return Resolved(variant, name, ic, integrator, shape, box, eq_params, ic_params, run_params, out, spec)
 

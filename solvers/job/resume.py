@@ -58,7 +58,8 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | 
 
     Raises:
       ConfigError: the checkpoint's settings differ from this run's other than in the grid's sizes, its fields lie
-        on points this mesh cannot hold, or its sizes change the number of dimensions.
+        on points this mesh cannot hold, its sizes change the number of dimensions, or ``t_end`` is not after its
+        time.
     """
     ckdir = res.out / "checkpoints"
     if not ckdir.is_dir():
@@ -70,6 +71,7 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | 
             return None
         meta = store.read_meta(latest)
         saved_shape = _check_physics(res.physics(cfg), meta, res, ckdir)
+        _check_time(cfg, meta, ckdir)
         if saved_shape == tuple(res.shape):
             _check_points(meta, grid, res, ckdir)
             state, samples, meta = store.restore_with_samples(latest, grid.natural_like(equation.abstract_state()),
@@ -151,6 +153,15 @@ def _check_physics(now: dict, meta: dict, res: Resolved, ckdir: Path) -> tuple[i
                           + "; ".join(diff) + "); resume with the same physics and discretization (the sizes may "
                           "differ)", fields=("resume",))
     return shape
+
+
+def _check_time(cfg: RunConfig, meta: dict, ckdir: Path) -> None:
+    """The run's ``t_end`` lies after the checkpoint's time (a resumed run continues from it)."""
+    t, step = float(meta["t"]), int(meta["step"])
+    if not cfg.t_end > t:
+        raise ConfigError(f"t_end {cfg.t_end:g} is not after the time of the latest checkpoint in {str(ckdir)!r} "
+                          f"(t = {t:g}, step {step}), which a resumed run continues from: give a later end time",
+                          fields=("t_end",))
 
 
 def _check_points(meta: dict, grid, res: Resolved, ckdir: Path) -> None:

@@ -60,13 +60,16 @@ class Loop:
 
     Args:
       integ: the bound integrator. control: the resolved controller. outputs: the run's outputs.
-      energy_bound: a blow-up bound of the energy (None: none). rows: compute the rows the outputs ask for.
-      synced: no branch per step (a GPU).
+      energy_bound: a blow-up bound of the energy, or ``bound(initial_energy)`` (None: none). rows: compute the
+      rows the outputs ask for. synced: no branch per step (a GPU). bound_every_step: check the bound after every
+      step (False: where the host sees the state, after each segment, at no cost per step).
     """
 
-    def __init__(self, integ, control, outputs, energy_bound: float | None, rows: bool, synced: bool):
+    def __init__(self, integ, control, outputs, energy_bound: float | None, rows: bool, synced: bool,
+                 bound_every_step: bool = True):
         self.integ, self.eq, self.control, self.outputs = integ, integ.equation, control, outputs
         self.bound = energy_bound
+        self.bound_note = "" if bound_every_step else " (simulate's default energy_bound; None turns it off)"
         wants = [int(o.row_every) for o in outputs if o.row_every]
         self.every = math.gcd(*wants) if rows and wants else None
         spectrum = any(getattr(o, "wants_spectrum", False) for o in outputs if o.row_every)
@@ -75,7 +78,7 @@ class Loop:
         self.has_spectrum = bool(self.row and self.row.has_spectrum)
         samplers = {o.name: s for o in outputs if (s := o.sampler(self.eq)) is not None}
         self.core = Core(integ, control, row=self.row, cfl_position=self.row.cfl_position if self.row else None,
-                         energy_every_step=control.dt is not None or energy_bound is not None,
+                         energy_every_step=control.dt is not None or (energy_bound is not None and bound_every_step),
                          sampler=_combined(samplers), synced=synced)
         self.samplers = samplers
         self._program = jax.jit(self.program, donate_argnums=0)
@@ -288,7 +291,7 @@ class Loop:
             raise BlowUpError_(step, self._blow_up(step, clock.t, None))
         if self.bound is not None and seg.energy > self.bound:
             raise BlowUpError_(clock.step, self._blow_up(
-                clock.step, clock.t, f"the energy {seg.energy:.6g} passed the bound {self.bound:.6g}"))
+                clock.step, clock.t, f"the energy {seg.energy:.6g} passed the bound {self.bound:.6g}{self.bound_note}"))
 
     def _blow_up(self, step: int, t: float, reason: str | None) -> BlowUpError:
         return BlowUpError(step, t, reason)

@@ -17,8 +17,12 @@ import numpy as np
 from ..integrators import Integrator, make_integrator
 from ..model import Equation, State
 from ..stepping import CFL, FixedStep, fixed_steps
+from ._checks import abstract_state, check_like, check_methods
 
 __all__ = ["Rollout", "rollout"]
+
+#: not yet known (the equation's abstract state is traced at the first call)
+_UNKNOWN = object()
 
 #: ``checkpoint_every``: None (no remat), one block length, or nested block lengths (outermost first)
 Checkpoints = int | Sequence[int] | None
@@ -75,9 +79,12 @@ def rollout(equation: Equation, integrator: str | type[Integrator] | Integrator 
 
     Raises:
       TypeError: ``steps``, ``save_every`` or ``checkpoint_every`` not integers, ``dt`` not a number, an unknown
-        kind of ``integrator``, ``equation`` not an Equation.
+        kind of ``integrator``, ``equation`` not an Equation, a method of the equation that returns another
+        structure than the state's.
       ValueError: ``steps`` or ``dt`` not positive, an adaptive ``dt`` controller, an unknown integrator name,
-        block lengths that are not positive and strictly decreasing, ``save_every`` not positive.
+        block lengths that are not positive and strictly decreasing, ``save_every`` not positive;
+        ``nonlinear``, ``linear`` or ``implicit_solve`` returning another shape, dtype or sharding than the state's
+        (checked once, by tracing), naming the method.
     """
     if not isinstance(equation, Equation):
         raise TypeError(f"equation must be a solvers.Equation, got {type(equation).__name__}")
@@ -87,6 +94,8 @@ def rollout(equation: Equation, integrator: str | type[Integrator] | Integrator 
     step_dt = _step(dt)
     t0 = _number(t0, "t0")
     integ = make_integrator(equation, integrator)
+    with _on_mesh(equation.grid.mesh):
+        check_methods(equation)
     return Rollout(equation, integ, step_dt, steps, levels, save, t0, checkpoint_every)
 
 
@@ -107,6 +116,7 @@ class Rollout:
         # one jitted function: eager calls compile once, and inside an outer jit/grad it is inlined; its trace
         # takes the mesh from the arguments' shardings (eager grad could not: set_mesh is refused under a trace)
         self._jitted = jax.jit(self._run)
+        self._like = _UNKNOWN  # the equation's abstract state, what ``state0`` is checked against (None: none)
 
     def __repr__(self) -> str:
         return (f"Rollout({self.equation.label()}, {self.integrator.name or type(self.integrator).__name__}, "
@@ -140,12 +150,19 @@ class Rollout:
           The final state (sharded like ``state0``), or the stacked saved states (leading axis unsharded).
 
         Raises:
-          ValueError: an unknown parameter name, a value that is not a scalar.
+          ValueError: an unknown parameter name, a value that is not a scalar; ``state0`` of another shape or dtype
+            than the equation's state.
           TypeError: a parameter that is not a float one (integers, strings and booleans are not
-            differentiable), or one the equation branches on in Python (it cannot take a traced value).
+            differentiable), or one the equation branches on in Python (it cannot take a traced value);
+            ``state0`` of another structure than the state's.
         """
         eq = self.equation
         values = _param_values(eq, params)
+        if self._like is _UNKNOWN:
+            with _on_mesh(eq.grid.mesh):
+                self._like = abstract_state(eq)
+        if self._like is not None:
+            check_like(state0, self._like, "state0", f"the spectral state of {eq.label()}")
         with _on_mesh(eq.grid.mesh):
             try:
                 return self._jitted(state0, values, self.dt, self.t0)

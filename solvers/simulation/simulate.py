@@ -24,6 +24,7 @@ from ..integrators import Integrator, make_integrator
 from ..model import Equation
 from ..outputs.base import Event, Output, RunInfo
 from ..stepping import CFL, FixedStep, host_control_flow
+from ._checks import check_methods, outputs_list, placed_state, warn_unreached
 from .loop import BlowUpError, Loop
 
 __all__ = ["BlowUpError", "Solution", "simulate"]
@@ -56,7 +57,7 @@ def _number(value: Any, name: str) -> float:
 def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator | None = None, *,
              t_end: float, y0: Any = None, t0: float = 0.0, step0: int = 0,
              controller: FixedStep | CFL | None = None, outputs: Sequence[Output] = (),
-             max_steps: int | None = None, dt_band: float = 0.0, energy_bound: float | Callable | None = None,
+             max_steps: int | None = None, dt_band: float = 0.0, energy_bound: float | Callable | str | None = "auto",
              rows: bool = True, donate: bool = False, samples: dict | None = None) -> Solution:
     """Advance ``equation`` from ``y0`` at ``t0`` to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and
     on every output's stop time.
@@ -66,14 +67,20 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
       integrator: a name in :data:`~solvers.INTEGRATORS`, an :class:`~solvers.Integrator` subclass or an instance
         bound to ``equation``; None: ``imex`` for an equation with implicit solves, else ``rk4``.
       t_end: the final time. y0: the initial state (None: ``equation.initial_state()``, its first initial
-        condition). t0, step0: the time and step number of ``y0`` (a continued run).
+        condition): the structure, shapes and dtypes of ``equation.abstract_state()``; a host (numpy) array or an
+        array on another sharding is placed on the grid's. t0, step0: the time and step number of ``y0`` (a
+        continued run).
       controller: :class:`~solvers.FixedStep` or :class:`~solvers.CFL`; None: ``CFL()`` where the equation has a CFL
         rate (``max_rate``), else a ``ValueError``.
-      outputs: :class:`~solvers.Output` objects (checkpoints, CSV, plots, snapshots, progress, your own).
+      outputs: a sequence of :class:`~solvers.Output` objects (checkpoints, CSV, plots, snapshots, progress, your
+        own). One that asks for times after ``t_end`` gets a warning (nothing is written for them).
       max_steps: stop after this step number (counted from 0) even before ``t_end``.
       dt_band: the dt a CFL band held when the run being continued stopped (0: none yet).
       energy_bound: raise :class:`BlowUpError` when the energy passes it (checked after every step); a function
-        ``bound(initial_energy)`` gives it from the energy of ``y0``.
+        ``bound(initial_energy)`` gives it from the energy of ``y0``. ``"auto"`` (default): ``GROWTH`` (1e12)
+        times the larger of the initial energy and 1, checked where the host sees the state (after each compiled
+        segment: at rows, outputs' steps, at least every 1000 steps), at no cost per step. None: no bound. A
+        non-finite state (NaN/inf) stops every run.
       rows: compute the diagnostics rows the outputs ask for (``row_every``); False: none (outputs get no rows).
       samples: the outputs' device-side samples to continue from (name -> pytree, as a checkpoint holds them;
         e.g. statistics of a resumed run); the others start at zero.
@@ -84,8 +91,13 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
       A :class:`Solution`.
 
     Raises:
-      TypeError: an argument of the wrong kind (naming it). ValueError: a value out of range, a controller the
-        equation or scheme cannot take (a CFL controller without a rate), naming the argument.
+      TypeError: an argument of the wrong kind (naming it): ``outputs`` not a sequence of outputs, ``y0`` of
+        another structure than the state's, a method of the equation that returns another structure.
+      ValueError: a value out of range, a controller the equation or scheme cannot take (a CFL controller without
+        a rate), naming the argument; ``y0`` of another shape or dtype than the state's; an output built for an
+        equation on another grid; ``nonlinear``, ``linear`` or ``implicit_solve`` returning another shape, dtype
+        (float32 on a float64 grid included) or sharding than the state's (checked once, by tracing, before the
+        first step), naming the method, what it returned and what was expected.
       BlowUpError: the state became non-finite or passed ``energy_bound``, naming the step and time.
     """
     if not isinstance(equation, Equation):
@@ -97,10 +109,8 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
     for name, v, low in (("step0", step0, 0), ("max_steps", max_steps, 0)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low):
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    outputs = list(outputs)
-    for o in outputs:
-        if not isinstance(o, Output):
-            raise TypeError(f"outputs: every output must be a solvers.Output, got {type(o).__name__}")
+    outputs = outputs_list(outputs, equation)
+    bound, every_step = _bound(energy_bound)
     mesh = equation.grid.mesh
     with jax.set_mesh(mesh):
         has_rate = jax.eval_shape(equation.max_rate, equation.abstract_state()) is not None
@@ -115,13 +125,18 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
             raise ValueError(f"controller: a CFL controller needs the equation's CFL rate, and {equation.label()} "
                              "has none (max_rate returns None): use FixedStep(dt)")
         control = controller.resolve(integ, integ.stable_dt() if isinstance(controller, CFL) else math.inf)
-        loop = Loop(integ, control, outputs, energy_bound, rows, host_control_flow(mesh))
-        started = time.perf_counter()
         resumed = step0 > 0 or y0 is not None and t0 > 0
         if y0 is None:
-            y0 = equation.initial_state()
-        elif not donate:
-            y0 = jax.tree.map(lambda a: a.copy(), y0)
+            y0 = placed_state(equation.initial_state(), equation, f"{equation.label()}.initial_state()")
+        else:
+            given = y0
+            y0 = placed_state(y0, equation, "y0")
+            if not donate:
+                y0 = jax.tree.map(lambda a, b: a.copy() if a is b else a, y0, given)
+        check_methods(equation)
+        warn_unreached(outputs, t_end)
+        loop = Loop(integ, control, outputs, bound, rows, host_control_flow(mesh), bound_every_step=every_step)
+        started = time.perf_counter()
         info = RunInfo(equation, integ, control, t0, t_end, int(step0), max_steps, resumed, jax.process_index() == 0,
                        loop.columns, loop.row.shells if loop.row is not None else 0)
         try:
@@ -134,6 +149,30 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
                 o.close()
     return Solution(state, clock.t, clock.step, clock.step - int(step0), time.perf_counter() - started,
                     clock.last_row, clock.dt, clock.dt_band, clock.stopped)
+
+
+def _bound(energy_bound: Any) -> tuple[Any, bool]:
+    """The bound a run checks (a number, ``bound(initial_energy)`` or None) and whether after every step."""
+    if isinstance(energy_bound, str):
+        if energy_bound != "auto":
+            raise ValueError(f"energy_bound must be a number, a function of the initial energy, 'auto' or None, got "
+                             f"{energy_bound!r}")
+        return growth_bound, False
+    if energy_bound is None or callable(energy_bound):
+        return energy_bound, True
+    value = _number(energy_bound, "energy_bound")
+    if value <= 0:
+        raise ValueError(f"energy_bound must be positive, got {energy_bound!r}")
+    return value, True
+
+
+def growth_bound(initial: float) -> float:
+    """The default blow-up bound: ``GROWTH`` times the larger of the initial energy and 1."""
+    return GROWTH * max(initial, 1.0)
+
+
+#: the default bound (``energy_bound="auto"``): this many times the larger of the initial energy and 1
+GROWTH = 1e12
 
 
 def first_energy(values: dict[str, float] | None) -> float:
