@@ -28,9 +28,9 @@ from pathlib import Path
 import _timing  # noqa: F401  (sets 8 CPU devices before JAX starts; benchmarks/ is the script's directory)
 import jax  # noqa: E402
 
+import solvers  # noqa: E402
 import xfft  # noqa: E402
 from solvers import DiagnosticsCSV, RunConfig  # noqa: E402
-from solvers.job.build import build, validate  # noqa: E402
 from solvers.simulation.loop import Clock, Loop  # noqa: E402
 from solvers.stepping import host_control_flow  # noqa: E402
 
@@ -55,15 +55,14 @@ def profile(equation: str, n: int, integrator: str, steps: int, diag_every: int)
     cfg = RunConfig(equation=equation, n=n, t_end=1e9, dtype="float32", integrator=integrator, max_steps=1,
                     diag_every=diag_every, out=tempfile.mkdtemp(prefix="xfft-profile-"), overwrite=True,
                     progress=False, plots=False)
-    res = validate(cfg)
-    parts = build(cfg, res, xfft.make_mesh("slab"))
-    grid, eq, integ = parts.grid, parts.equation, parts.integrator
+    parts = solvers.build(cfg, mesh=xfft.make_mesh("slab"))
+    grid, integ = parts.grid, parts.integrator
     with jax.set_mesh(grid.mesh):
         # the main job's step program: its controller, the rows of its diagnostics CSV
         control = parts.controller.resolve(integ, integ.stable_dt())
-        loop = Loop(integ, control, [DiagnosticsCSV(res.out, every=diag_every)], None, True,
+        loop = Loop(integ, control, [DiagnosticsCSV(cfg.out, every=diag_every)], None, True,
                     host_control_flow(grid.mesh))
-        state = eq.initial_state(res.ic, **res.ic_params)
+        state = parts.initial_state()
 
         def clock():  # step 0 at t = 0: rows after the segment's steps diag_every, 2 diag_every, ...
             return Clock(0, 0.0, 0.0, 0.0, math.nan)

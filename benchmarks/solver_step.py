@@ -48,6 +48,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+import solvers  # noqa: E402
 import xfft  # noqa: E402
 from solvers import (  # noqa: E402
     ETDRK4,
@@ -59,7 +60,6 @@ from solvers import (  # noqa: E402
     RunConfig,
     SpectralGrid,
 )
-from solvers.job.build import build, validate  # noqa: E402
 from solvers.outputs import RunInfo  # noqa: E402
 from solvers.simulation.loop import Clock, Loop  # noqa: E402
 from solvers.stepping import host_control_flow  # noqa: E402
@@ -159,14 +159,13 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
                     diag_every=diag_every,
                     out=f"/tmp/xfft-bench-driver-{name}", overwrite=True, progress=False, plots=False,
                     params={"nu": 1e-3} if eqname == "navier-stokes-2d" else {})
-    res = validate(cfg)
-    parts = build(cfg, res, mesh)
+    parts = solvers.build(cfg, mesh=mesh)
     grid, eq, integ = parts.grid, parts.equation, parts.integrator
     with jax.set_mesh(grid.mesh):
         # the main job's time loop: its controller, the rows of its diagnostics CSV and resolution check
         synced = host_control_flow(grid.mesh)
         control = parts.controller.resolve(integ, integ.stable_dt())
-        outputs = [DiagnosticsCSV(res.out, every=diag_every), ResolutionCheck(diag_every)]
+        outputs = [DiagnosticsCSV(cfg.out, every=diag_every), ResolutionCheck(diag_every)]
         loop = Loop(integ, control, outputs, None, True, synced)
         job = {"loop": loop, "control": control, "synced": synced}
 
@@ -174,12 +173,12 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
             """``steps`` steps of the main job's loop from ``clock`` (None: the initial state, with its row)."""
             step0, t0, dt_band = (0, 0.0, 0.0) if clock is None else (clock.step, clock.t, clock.dt_band)
             for f in ("diagnostics.csv", "spectra.csv"):  # each call writes its own rows (no resume truncation)
-                (res.out / f).unlink(missing_ok=True)
+                (Path(cfg.out) / f).unlink(missing_ok=True)
             info = RunInfo(eq, integ, control, t0, cfg.t_end, step0, step0 + steps, clock is not None, True,
                            loop.columns, loop.has_spectrum)
             return loop.run(state, info, dt_band)
 
-        state, clock = run(eq.initial_state(res.ic, **res.ic_params), None, steps)  # compiles the segments
+        state, clock = run(parts.initial_state(), None, steps)  # compiles the segments
         bare = INTEGRATORS[integ_name](eq)
         dt = clock.dt
         box = {"state": state, "clock": clock, "bare": jax.block_until_ready(bare.advance(state, 0.0, dt, 1))}

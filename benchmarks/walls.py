@@ -77,9 +77,9 @@ def measure(case: str, repeats: int) -> dict:
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    import solvers
     import xfft
     from solvers import RunConfig
-    from solvers.job.build import build, controller_of, validate
     from solvers.simulation.loop import Loop
     from solvers.stepping import host_control_flow
 
@@ -88,10 +88,10 @@ def measure(case: str, repeats: int) -> dict:
     mesh = xfft.make_mesh("slab")
     cfg = RunConfig(equation=name, n=shape, dtype="float64", integrator="imex", dt=DT, out="/tmp/xfft-walls",
                     ic=ic, params=params, overwrite=True, progress=False, plots=False)
-    built = build(cfg, validate(cfg), mesh)
+    built = solvers.build(cfg, mesh=mesh)
     eq, integ, grid = built.equation, built.integrator, built.grid
     points, devices = math.prod(grid.shape), mesh.size
-    loop = Loop(integ, controller_of(cfg).resolve(integ), [_Rows()], None, True, host_control_flow(mesh))
+    loop = Loop(integ, built.controller.resolve(integ), [_Rows()], None, True, host_control_flow(mesh))
     t0 = time.perf_counter()
     program = loop.lower().compile()
     compile_s = time.perf_counter() - t0

@@ -11,7 +11,7 @@ The parts, by role (each a subpackage):
   :class:`FixedStep`, :class:`CFL`), :mod:`solvers.simulation` (:func:`simulate`, :func:`rollout`);
 - outputs: :mod:`solvers.outputs` (the :class:`Output` protocol; checkpoints, CSV, plots, snapshots, progress);
 - the main job and its command line: :mod:`solvers.job` (:class:`RunConfig`, :class:`RunSpec`, :data:`REGISTRY`,
-  :func:`run`) and :mod:`solvers.cli` (``python -m solvers``);
+  :func:`run`, :func:`build`, :class:`WallBuilder`) and :mod:`solvers.cli` (``python -m solvers``);
 - references: :mod:`solvers.stability` (linear stability), :mod:`solvers.diagnostics`,
   :mod:`solvers.initial_conditions`, :mod:`solvers.reference`.
 """
@@ -44,9 +44,12 @@ from .integrators import ImaginaryTimeSplitStep as ImaginaryTimeSplitStep
 from .integrators import Integrator as Integrator
 from .integrators import SplitStep as SplitStep
 from .job import REGISTRY as REGISTRY
+from .job import Built as Built
 from .job import ConfigError as ConfigError
 from .job import RunConfig as RunConfig
 from .job import RunSpec as RunSpec
+from .job import WallBuilder as WallBuilder
+from .job import build as build
 from .job import dry_run as dry_run
 from .job import register as register
 from .job import run as run
@@ -86,12 +89,12 @@ from .stepping import FixedStep as FixedStep
 
 __all__ = [
     "CFL", "ETDRK4", "IFRK4", "IMEX", "INTEGRATORS", "LSRK4", "REGISTRY", "RK4", "SOLVERS", "AllenCahn", "BlowUpError",
-    "Burgers", "CFLStep", "CahnHilliard", "Callback", "Channel", "Checkpoint", "ConfigError", "Couette",
+    "Built", "Burgers", "CFLStep", "CahnHilliard", "Callback", "Channel", "Checkpoint", "ConfigError", "Couette",
     "DiagnosticsCSV", "DiagonalLinear", "Equation", "Event", "FixedStep", "FusedRate", "Grid", "GrossPitaevskii",
     "ImaginaryTimeSplitStep", "ImplicitLinear", "InitialCondition", "Integrator", "NavierStokes", "NavierStokes2D",
     "Output", "Param", "PlotSpec", "Plots", "Poisson", "PoissonChebyshev", "PoissonWalls", "Progress",
     "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip", "ResolutionCheck", "ResolutionWarning",
     "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid",
-    "SplitStep", "Statistics", "VelocityEquation", "WallVelocity", "bases", "diagnostics", "dry_run",
-    "initial_conditions", "register", "rollout", "run", "simulate", "wall_grid",
+    "SplitStep", "Statistics", "VelocityEquation", "WallBuilder", "WallVelocity", "bases", "build", "diagnostics",
+    "dry_run", "initial_conditions", "register", "rollout", "run", "simulate", "wall_grid",
 ]

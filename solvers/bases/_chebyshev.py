@@ -15,6 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._blocks import on_blocks
+
 ArrayLike = jax.typing.ArrayLike
 
 
@@ -78,6 +80,7 @@ def _parity_k(n: int) -> np.ndarray:
     return 2 * np.arange((n + 1) // 2)[:, None] + np.arange(2)[None, :]
 
 
+@on_blocks(a=1, out=1)
 def derivative(a: ArrayLike, order: int = 1) -> jax.Array:
     """Chebyshev coefficients of ``d^order u / dy^order``, same shape (the top ``order`` entries are zero).
 

@@ -4,14 +4,12 @@ A field along the wall-normal axis is a Chebyshev series ``u(y) = sum_{k=0}^{N} 
 arrays hold ``a_0 .. a_N`` along axis 0 (length ``n = N + 1``) followed by any trailing (batch) axes, real or
 complex, float32 or float64. Every function is pure ``jax.numpy``/``jax.lax`` (jit-able, differentiable), works
 along axis 0 only and costs O(N) work and memory per trailing index: the only tables are 1D (length ~N) and shared
-by all trailing indices. So they run unchanged inside ``jax.shard_map`` on blocks sharded on the trailing axes
-(the wall-normal axis must be whole on each device); outputs are laid out like the inputs. The coefficient
-operators (:func:`derivative`, :func:`boundary_values`, :func:`boundary_derivatives`, :func:`integrate`,
-:func:`mean_square`) are here too.
-
-For a whole grid (a wall-normal axis and Fourier axes on a mesh) :class:`~solvers.WallVelocity` wraps these solves:
-the velocity between no-slip walls (influence matrix) and scalars with fixed wall values, per horizontal wavenumber
-on each device's block.
+by all trailing indices. So they run on each device's block of arrays sharded on the trailing axes, with no
+communication: on a wall grid's (explicitly sharded) spectral arrays in a ``jax.shard_map`` of their own (tables
+such as ``lam`` sliced to each block), inside :meth:`~solvers.Grid.local_map` on its blocks. Axis 0 must be whole
+on each device (a wall grid keeps it so); outputs are laid out like the inputs. The coefficient operators
+(:func:`derivative`, :func:`boundary_values`, :func:`boundary_derivatives`, :func:`integrate`, :func:`mean_square`)
+are here too. :class:`~solvers.WallVelocity` wraps the solves for no-slip velocities and fixed-value scalars.
 
 Parameters such as ``lam``, ``kappa2`` and ``h`` are arrays (or scalars) broadcastable against the trailing axes
 (numpy rules, aligned on the right), e.g. one Helmholtz constant per horizontal wavenumber.
@@ -41,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._blocks import leads_of, on_blocks
 from ._chebyshev import (
     ArrayLike,
     _boundary_weights,
@@ -93,6 +92,7 @@ class HelmholtzFactor:
     lam: jax.Array
     n: int
     bc: str
+    LEADS = {"p": 2, "inv_den": 2, "upper": 2, "weight": 2, "inv_w0": 1, "lam": 0}  # (whole axes, for on_blocks)
 
 
 def _check_bc(bc: str) -> None:
@@ -126,6 +126,7 @@ def _backward(n: int, lam: jax.Array, bc: str) -> tuple[tuple[jax.Array, ...], j
     return out, jnp.where(nonzero, 1 / jnp.where(nonzero, w0, 1), 0)
 
 
+@on_blocks(lam=0, out=leads_of)
 def helmholtz_factor(n: int, lam: ArrayLike, bc: str = "dirichlet", dtype=None, tables: bool = True
                      ) -> HelmholtzFactor:
     """Factor the tau Helmholtz operator ``D^2 - lam`` with two boundary conditions, for reuse over many ``f``.
@@ -200,6 +201,7 @@ _down_jit = jax.jit(_down, static_argnums=(0, 1), static_argnames=("fused",))
 _finish_jit = jax.jit(_finish, static_argnums=(0, 1, 8))
 
 
+@on_blocks(factor=leads_of, f=1, top=0, bottom=0, out=1)
 def helmholtz_solve(factor: HelmholtzFactor, f: ArrayLike, top: ArrayLike = 0, bottom: ArrayLike = 0) -> jax.Array:
     """Solve ``u'' - lam u = f`` (tau) with the boundary conditions of ``factor``, by two O(N) sweeps.
 
@@ -232,6 +234,7 @@ def helmholtz_solve(factor: HelmholtzFactor, f: ArrayLike, top: ArrayLike = 0, b
     return _finish_jit(factor.n, factor.bc, p, q, wq, inv_w0, top, bottom, ntrail)
 
 
+@on_blocks(f=1, lam=0, top=0, bottom=0, out=1)
 def helmholtz(f: ArrayLike, lam: ArrayLike, bc: str = "dirichlet", top: ArrayLike = 0,
               bottom: ArrayLike = 0) -> jax.Array:
     """Tau solution of ``u'' - lam u = f`` with two boundary conditions (:func:`helmholtz_factor` + solve).
@@ -289,6 +292,7 @@ class ClampedFactor:
     v_hom: jax.Array | None
     inv_slope: jax.Array
     active: jax.Array
+    LEADS = {"phi_factor": 0, "v_factor": 0, "h": 0, "phi_hom": 1, "v_hom": 1, "inv_slope": 1, "active": 0}
 
 
 def _parity_slopes(v: jax.Array) -> jax.Array:
@@ -312,6 +316,7 @@ def _influence(phi: jax.Array, v: jax.Array, phi_hom: jax.Array, v_hom: jax.Arra
             None if v_hom is None else jnp.where(active, v + _rmul(_lift(v_hom, 1, v.ndim - 1), coef), 0))
 
 
+@on_blocks(kappa2=0, h=0, out=leads_of)
 def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None, tables: bool = True) -> ClampedFactor:
     """Homogeneous solutions and influence coefficients of :func:`clamped_solve` (O(N) per trailing index).
 
@@ -344,6 +349,7 @@ def clamped_factor(n: int, kappa2: ArrayLike, h: ArrayLike, dtype=None, tables: 
                          active)
 
 
+@on_blocks(factor=leads_of, r=1, out=1)
 def clamped_solve_factored(factor: ClampedFactor, r: ArrayLike) -> tuple[jax.Array, jax.Array | None]:
     """:func:`clamped_solve` with a precomputed :func:`clamped_factor`.
 

@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with _warnings_as_lines():
-            summary = run(cfg)
+            summary = run(cfg, compile_cache=not ns.no_compile_cache)
     except ConfigError as e:
         print(f"{PROG}: error: {with_flags(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT

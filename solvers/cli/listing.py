@@ -76,7 +76,8 @@ def print_dry_run(info: dict) -> None:
                                                                      if cfg["max_steps"] is not None else ""),
         "mesh": ("auto: timed when the run starts; checked here on " if cfg["mesh"] == "auto" else "")
                 + f"{info['mesh']} ({info['devices']} {info['platform']} devices, {info['processes']} "
-                f"process{'es' if info['processes'] > 1 else ''})",
+                f"process{'es' if info['processes'] > 1 else ''})"
+                + (f"; {info['mesh_note']}" if info.get("mesh_note") else ""),
         "memory": info["memory"], "backend": cfg["backend"],
         "outputs": f"{cfg['out']} (diagnostics every {cfg['diag_every']} steps, checkpoints "
                    + (f"every {cfg['checkpoint_every']} steps" if cfg["checkpoint_every"] else "at the end")

@@ -1,6 +1,11 @@
 """The main job: a :class:`RunConfig` (what the command line sets) resolved against the equation's
-:class:`RunSpec` (from :data:`REGISTRY`), built, checked for memory, resumed, run with its outputs."""
+:class:`RunSpec` (from :data:`REGISTRY`), built (:func:`build`: the grid, equation, integrator and controller a run
+uses), checked for memory, resumed, run with its outputs."""
 
+from .build import MIN_POINTS_PER_DEVICE as MIN_POINTS_PER_DEVICE
+from .build import Built as Built
+from .build import build as build
+from .build import default_mesh as default_mesh
 from .build import validate as validate
 from .cache import enable_compilation_cache as enable_compilation_cache
 from .config import ConfigError as ConfigError
@@ -14,6 +19,8 @@ from .run import run as run
 from .spec import RunSpec as RunSpec
 from .spec import complex_periodic_grid as complex_periodic_grid
 from .spec import periodic_grid as periodic_grid
+from .walls import WallBuilder as WallBuilder
 
-__all__ = ["REGISTRY", "ConfigError", "RunConfig", "RunSpec", "complex_periodic_grid", "dry_run",
-           "enable_compilation_cache", "lookup", "periodic_grid", "register", "resolve", "run", "validate"]
+__all__ = ["MIN_POINTS_PER_DEVICE", "REGISTRY", "Built", "ConfigError", "RunConfig", "RunSpec", "WallBuilder", "build",
+           "complex_periodic_grid", "default_mesh", "dry_run", "enable_compilation_cache", "lookup", "periodic_grid",
+           "register", "resolve", "run", "validate"]

@@ -4,7 +4,9 @@ allocated."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -17,20 +19,30 @@ from ..integrators import INTEGRATORS
 from ..simulation.loop import Loop
 from ..stepping import CFL, FixedStep, host_control_flow
 from . import memory as _memory
-from .config import ConfigError, Resolved, RunConfig, check_output_dir, declared, resolve
+from .config import ConfigError, Resolved, RunConfig, check_output_dir, declared, resolve, with_preset
 
-__all__ = ["Built", "build", "choose_mesh", "controller_of", "make_grid", "validate"]
+__all__ = ["MIN_POINTS_PER_DEVICE", "Built", "build", "choose_mesh", "controller_of", "default_mesh", "make_grid",
+           "validate"]
 
 
 @dataclass
 class Built:
-    """A run's parts: the grid, the equation, the integrator, the controller (and the memory estimate)."""
+    """A run's parts, as :func:`solvers.run` builds them: the grid (on its mesh), the equation, the integrator, the
+    controller, the initial condition and its parameters, the memory estimate (None where the grid trivially fits)
+    and, where the default mesh uses fewer devices than there are, the reason (:func:`default_mesh`)."""
 
     grid: Grid
     equation: Any
     integrator: Any
     controller: FixedStep | CFL
     estimate: Any = None
+    ic: str | None = None
+    ic_params: dict = field(default_factory=dict)
+    mesh_note: str | None = None
+
+    def initial_state(self):
+        """The run's initial state (its initial condition with its parameters), on the grid's mesh."""
+        return self.equation.initial_state(self.ic, **self.ic_params)
 
 
 def validate(cfg: RunConfig, create: bool = True) -> Resolved:
@@ -127,20 +139,39 @@ def _equation(res: Resolved, grid: Grid):
                           params=declared(res.spec, res.ic)) from None
 
 
-def build(cfg: RunConfig, res: Resolved, mesh=None, *, estimate: bool = False, prefer=None) -> Built:
-    """The run's parts, once the run is known to fit in memory; the initial condition and the CFL rate are
-    checked by their abstract shapes (``jax.eval_shape``: nothing is computed).
+def build(cfg: RunConfig, res: Resolved | None = None, mesh=None, *, estimate: bool = False, prefer=None,
+          compile_probe: bool = True) -> Built:
+    """The parts of the run of ``cfg`` (what :func:`solvers.run` runs: the grid, the equation, the integrator, the
+    controller), once the run is known to fit in memory; the initial condition and the CFL rate are checked by
+    their abstract shapes (``jax.eval_shape``: nothing is computed). Nothing is written.
 
     Memory: unless the grid trivially fits (or ``estimate``), the run's step program and initial condition are
-    compiled on a small grid and scaled per point (:mod:`solvers.job.memory`).
+    compiled on a small grid and scaled per point (:mod:`solvers.job.memory`); ``compile_probe=False`` (a dry run)
+    compiles nothing and leaves the estimate None.
+
+    Args:
+      cfg: the run's settings (a preset is applied where ``res`` is None).
+      res: the resolved settings (None: resolved from ``cfg``).
+      mesh: the device mesh (None: :func:`default_mesh`).
+      estimate: estimate the memory even where the grid trivially fits.
+      prefer: the points of a checkpoint being resumed (tried first).
+      compile_probe: False: no probe compiled for the memory estimate.
+
+    Returns:
+      :class:`Built`.
 
     Raises:
       ConfigError: the mesh cannot hold the grid, the devices cannot hold the run, a parameter the equation
         rejects, an integrator that cannot advance it, an initial condition that fails or does not match the
         state, a CFL run of an equation without a CFL rate.
     """
+    if res is None:
+        cfg = with_preset(cfg)
+        res = resolve(cfg)
+    note = None
     try:
-        mesh = mesh if mesh is not None else xfft.make_mesh(cfg.mesh if cfg.mesh != "auto" else "slab")
+        if mesh is None:
+            mesh, note = default_mesh(cfg, res)
         grid = make_grid(cfg, res, res.shape, mesh, prefer)
     except ValueError as e:
         raise _mesh_error(cfg, res, mesh, e) from None
@@ -155,10 +186,54 @@ def build(cfg: RunConfig, res: Resolved, mesh=None, *, estimate: bool = False, p
         if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
             raise ConfigError(f"cfl: {res.equation} has no CFL rate (max_rate) for an adaptive time step; give a "
                               "fixed time step dt", fields=("cfl", "dt"))
-    est = check_memory(cfg, res, grid.mesh, grid.shape, always=estimate)
+    est = check_memory(cfg, res, grid.mesh, grid.shape, always=estimate) if compile_probe else None
     with jax.set_mesh(grid.mesh):
         _check_initial_condition(eq, res)
-    return Built(grid, eq, integ, controller, est)
+    return Built(grid, eq, integ, controller, est, res.ic, dict(res.ic_params), note)
+
+
+#: the default mesh's rule for virtual CPU devices (which share the host's cores): a grid runs on the most devices
+#: that each get at least this many grid points, and on one where none would. On a 2-core machine every grid below
+#: 32^3 stepped and compiled faster on one device than on eight; at 32^3 the steps were even and one device started
+#: in half the time (benchmarks/results/small_runs.md)
+MIN_POINTS_PER_DEVICE = 32768
+
+
+def default_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, str | None]:
+    """The mesh of ``cfg.mesh`` (``slab`` or ``pencil``; ``auto`` checks on the slab) over all devices, or over fewer
+    where the grid is too small to gain from them, and the reason then (None otherwise).
+
+    Fewer devices only for virtual CPU devices that this process made itself (``jax_num_cpu_devices``: what
+    ``python -m solvers run --cpu-devices N`` sets, an upper bound then), in a single process: those devices are
+    threads sharing the host's cores, and a grid of fewer than :data:`MIN_POINTS_PER_DEVICE` points per device
+    spends more time in their exchanges than it saves. Devices configured otherwise (accelerators, ``XLA_FLAGS``,
+    ``JAX_NUM_CPU_DEVICES``, ``XFFT_CPU_DEVICES``, a launcher), or a mesh passed to :func:`solvers.run`, are used
+    as they are.
+    """
+    kind = cfg.mesh if cfg.mesh != "auto" else "slab"
+    devices = jax.devices()
+    count = _fewer_devices(math.prod(res.shape), devices)
+    if count == len(devices):
+        return xfft.make_mesh(kind), None
+    try:
+        mesh = xfft.make_mesh(kind, devices=devices[:count])
+        make_grid(cfg, res, res.shape, mesh)
+    except ValueError:
+        return xfft.make_mesh(kind), None
+    note = (f"{count} device{'s' if count > 1 else ''} (grid too small to gain from {len(devices)}: "
+            f"{math.prod(res.shape)} points, under {MIN_POINTS_PER_DEVICE} per device)")
+    return mesh, note
+
+
+def _fewer_devices(points: int, devices: list) -> int:
+    """How many of ``devices`` :func:`default_mesh` uses for a grid of ``points`` points."""
+    n = len(devices)
+    if n == 1 or jax.process_count() > 1 or devices[0].platform != "cpu" or not _made_here(n):
+        return n
+    count = n
+    while count > 1 and points < MIN_POINTS_PER_DEVICE * count:
+        count //= 2
+    return count if n % count == 0 else n
 
 
 def check_memory(cfg: RunConfig, res: Resolved, mesh, points: tuple[int, ...], always: bool = False):
@@ -253,3 +328,11 @@ def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
     except ValueError as e:
         raise ConfigError(f"mesh auto: {e}", fields=("mesh",)) from None
     return tuning.mesh, tuning.summary()
+
+
+def _made_here(n: int) -> bool:
+    """Whether this process made its ``n`` virtual CPU devices itself (``jax_num_cpu_devices``), nothing outside
+    configuring them."""
+    configured = ("xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
+                  or os.environ.get("JAX_NUM_CPU_DEVICES") or os.environ.get("XFFT_CPU_DEVICES"))
+    return not configured and int(jax.config.values.get("jax_num_cpu_devices", -1) or -1) == n

@@ -243,8 +243,10 @@ def _parity(m: int, n: int) -> int:
     return m if m % 2 == n % 2 else m - 1
 
 
-def refusal(est: Estimate, pool: Pool, label: str, largest: tuple[int, ...] | None) -> str:
-    """The one line that refuses a run too big for the machine (names the field ``n``)."""
+def refusal(est: Estimate, pool: Pool, label: str, largest: tuple[int, ...] | None, detail: str = "",
+            fit: str | None = None) -> str:
+    """The one line that refuses a run too big for the machine (names the field ``n``); ``detail`` follows the need
+    (e.g. that it counts the state alone), ``fit`` replaces what is said of the largest grid that fits."""
     need = est.per_device
     if pool.kind == "device":
         have = f"each device has {size_text(pool.available)} available"
@@ -254,11 +256,30 @@ def refusal(est: Estimate, pool: Pool, label: str, largest: tuple[int, ...] | No
     what = {True: {2: "square", 3: "cube"}.get(len(shape), "grid"), False: "grid of these proportions"}[
         len(set(shape)) == 1]
     if largest is None:
-        fit = f"no {what} fits"
+        fit_text = f"no {what} fits"
     else:
-        fit = f"the largest {what} that fits is about {shape_text(largest)}"
+        fit_text = f"the largest {what} that fits is about {shape_text(largest)}"
+    fit = fit if fit is not None else fit_text
     return (f"n: a {shape_text(shape)} {label} run needs about {size_text(need)} per device "
-            f"({size_text(need * est.devices)} on {est.devices} devices), {have}; {fit}")
+            f"({size_text(need * est.devices)} on {est.devices} devices){detail}, {have}; {fit}")
+
+
+def state_estimate(shape: tuple[int, ...], devices: int, state_bytes: int) -> Estimate:
+    """The memory of the state alone (a lower bound of any run's, known without compiling) on a grid of ``shape``,
+    as an estimate for :func:`refusal` and :func:`largest_fitting`."""
+    return Estimate(tuple(shape), tuple(shape), devices, {"state": math.ceil(state_bytes / devices)})
+
+
+def describe_bounds(pool: Pool | None, shape: tuple[int, ...], devices: int, state_bytes: int) -> str:
+    """One line for ``--dry-run``, with nothing compiled: where the grid trivially fits, the bound that says so;
+    else the memory per device between the state's (below) and :data:`TRIVIAL_BYTES_PER_POINT` per point (above)."""
+    if pool is not None and trivially_fits(shape, devices, pool):
+        return describe(None, pool, shape, devices)
+    have = describe(None, pool).split("; ", 1)[1]
+    low, high = state_bytes / devices, math.prod(shape) * TRIVIAL_BYTES_PER_POINT / devices
+    return (f"between {size_text(low)} (the state) and {size_text(high)} per device (at most "
+            f"{TRIVIAL_BYTES_PER_POINT // 1024} KiB per grid point; nothing compiled: the run compiles its programs "
+            f"on a probe grid and refuses what does not fit); {have}")
 
 
 def describe(est: Estimate | None, pool: Pool | None, shape: tuple[int, ...] | None = None, devices: int = 1) -> str:

@@ -28,23 +28,36 @@ from ..outputs import (
 from ..simulation import BlowUpError, simulate
 from . import memory as _memory
 from .build import Built, build, choose_mesh, first_mesh, validate
+from .cache import enable_compilation_cache
 from .config import ConfigError, Resolved, RunConfig, with_preset
 from .resume import checkpoint_points, restore
 
 __all__ = ["dry_run", "run"]
 
 
-def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
+def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = (), *, y0=None, compile_cache: bool = True) -> dict:
     """Run ``cfg`` to ``t_end`` (or ``max_steps``); returns the summary that ``run.json`` holds.
 
     Writes into ``out``: ``diagnostics.csv`` (every ``diag_every`` steps and the last), ``spectra.csv``,
     ``checkpoints/`` (every ``checkpoint_every`` steps and at the end), ``run.json``, the plots, and ``snapshots/``
     where asked; ``outputs`` are added to the run's own.
 
+    Args:
+      cfg: the run's settings. mesh: the device mesh (None: the configuration's, see :func:`~solvers.job.build`).
+      outputs: more outputs besides the run's own.
+      y0: the state to start from at ``t = 0`` instead of the initial condition: spectral arrays in the layout of
+        the run's equation (e.g. ``solvers.build(cfg).equation``'s states, or a :class:`~solvers.Solution`'s); they
+        are moved onto the run's mesh.
+      compile_cache: turn on JAX's persistent compilation cache, as ``python -m solvers run`` does
+        (:func:`~solvers.job.enable_compilation_cache`: a cache the caller set up is kept).
+
     Raises:
-      ConfigError: bad input (before any compute). BlowUpError: NaN/inf or an energy past the equation's bound,
-        naming the step, the time and the last good checkpoint.
+      ConfigError: bad input (before any compute). ValueError: ``y0`` of another structure, shape or dtype than the
+        equation's state (naming them), or with ``resume``. BlowUpError: NaN/inf or an energy past the equation's
+        bound, naming the step, the time and the last good checkpoint.
     """
+    if compile_cache:
+        enable_compilation_cache()
     cfg = with_preset(cfg)
     res = validate(cfg)
     choice = None
@@ -56,6 +69,8 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
     lead = jax.process_index() == 0
     with jax.set_mesh(grid.mesh):
         _fresh_start(cfg, res, lead)
+        if parts.mesh_note and lead:
+            print(f"{res.equation}: mesh: {parts.mesh_note}", flush=True)
         if grid.stored_on_more_points and lead:
             n, p = _memory.shape_text(grid.modes), _memory.shape_text(grid.shape)
             print(f"{res.equation}: the mesh cannot split a {n} grid evenly, so its {n} modes are held on {p} points "
@@ -77,7 +92,9 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
                       f"{_memory.shape_text(res.shape)} (zero-padded or truncated)"
                       + ("; statistics restart" if samples_like else ""), flush=True)
         started = time.perf_counter()
-        y0 = start.state if start else eq.initial_state(res.ic, **res.ic_params)
+        if y0 is not None:
+            y0 = _starting_state(y0, eq, cfg)
+        y0 = start.state if start else y0 if y0 is not None else eq.initial_state(res.ic, **res.ic_params)
         bound = res.spec.energy_bound
         try:
             sol = simulate(eq, parts.integrator, t_end=cfg.t_end, y0=y0, t0=start.t if start else 0.0,
@@ -90,7 +107,7 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
             ck = job["checkpoint"]
             raise BlowUpError(e.step, e.t, e.reason, ck.last, ck.directory) from None
     summary = {"steps": sol.step, "t": sol.t, "steps_this_run": sol.steps_taken,
-               "wall_s": time.perf_counter() - started, "devices": jax.device_count(),
+               "wall_s": time.perf_counter() - started, "devices": int(grid.mesh.size),
                "processes": jax.process_count(),
                "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
                "points": list(grid.shape), "final": sol.last_row,
@@ -99,17 +116,35 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = ()) -> dict:
                "physics": res.physics(cfg), "resolution": job["resolution"].monitor.summary()}
     if choice is not None:
         summary["mesh_autotune"] = choice
+    if parts.mesh_note:
+        summary["mesh_note"] = parts.mesh_note
     if sol.stopped:
         summary["stopped"] = sol.stopped
     if start is not None and start.resized_from is not None:
         summary["resumed_from_shape"] = list(start.resized_from)
     if "statistics" in job:
-        summary["statistics"] = {k: v for k, v in job["statistics"].scalars.items()}
+        summary["statistics"] = {k: None if v != v else v for k, v in job["statistics"].scalars.items()}  # NaN: null
     if "plots" in job:
         summary["plots"] = [str(p) for p in job["plots"].written]
     if lead:
         write_json(res.out / "run.json", summary)
     return summary
+
+
+def _starting_state(y0, eq, cfg: RunConfig):
+    """``y0`` checked against the equation's state and placed on its shardings (ValueError naming what differs)."""
+    if cfg.resume:
+        raise ValueError("y0: a resumed run starts from its checkpoint; give y0 or resume, not both")
+    want = eq.abstract_state()
+    if jax.tree.structure(y0) != jax.tree.structure(want):
+        raise ValueError(f"y0: expected a state of structure {jax.tree.structure(want)}, got "
+                         f"{jax.tree.structure(y0)}")
+    for a, w in zip(jax.tree.leaves(y0), jax.tree.leaves(want)):
+        if tuple(a.shape) != tuple(w.shape) or a.dtype != w.dtype:
+            raise ValueError(f"y0: expected arrays {[(tuple(v.shape), str(v.dtype)) for v in jax.tree.leaves(want)]} "
+                             f"(the equation's state on its grid), got "
+                             f"{[(tuple(v.shape), str(v.dtype)) for v in jax.tree.leaves(y0)]}")
+    return jax.tree.map(lambda a, w: jax.device_put(a, w.sharding), y0, want)
 
 
 def _fresh_start(cfg: RunConfig, res: Resolved, lead: bool) -> None:
@@ -159,8 +194,9 @@ def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict
 
 def dry_run(cfg: RunConfig, mesh=None) -> dict:
     """Everything :func:`run` checks before it computes, and what the run would use: the resolved configuration,
-    the mesh and the memory per device. Nothing is computed or written, and nothing is compiled unless the grid
-    may not fit (then the small programs of the memory estimate).
+    the mesh and the memory per device. Nothing is computed, written or compiled: the memory is bounded from the
+    state's size (below) and :data:`~solvers.job.memory.TRIVIAL_BYTES_PER_POINT` (above); the run itself compiles
+    its programs on a probe grid where the upper bound does not fit, and refuses what the devices cannot hold.
 
     Returns:
       a JSON-ready dict: ``config`` (every field with its default filled in, parameters included), ``mesh``
@@ -174,17 +210,23 @@ def dry_run(cfg: RunConfig, mesh=None) -> dict:
     res = validate(cfg, create=False)
     if mesh is None and cfg.mesh == "auto":
         mesh = first_mesh(cfg, res)
-    parts = build(cfg, res, mesh)
+    parts = build(cfg, res, mesh, compile_probe=False)
     grid, est = parts.grid, parts.estimate
     pool = _memory.memory_pool(grid.mesh)
+    state_bytes = sum(a.size * a.dtype.itemsize for a in jax.tree.leaves(parts.equation.abstract_state()))
+    low = _memory.state_estimate(res.shape, grid.mesh.size, state_bytes)
+    if pool is not None and not _memory.fits(low, pool):  # the state alone does not fit: refused, as the run would
+        raise ConfigError(_memory.refusal(low, pool, res.equation, None, " for its state alone", fit="the run "
+                                          "itself names the largest grid that fits"), fields=("n",))
     config = {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic, "integrator": res.integrator,
               "n": list(res.shape), "box_length": list(res.box_length), "out": str(res.out),
               "params": {**res.run_params, **res.eq_params, **res.ic_params}}
     return {"config": config, "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
             "devices": int(grid.mesh.size), "processes": jax.process_count(), "points": list(grid.shape),
             "platform": grid.mesh.devices.flat[0].platform,
-            "memory": _memory.describe(est, pool, grid.shape, grid.mesh.size),
-            "memory_per_device": None if est is None else est.per_device}
+            "memory": _memory.describe_bounds(pool, grid.shape, grid.mesh.size, state_bytes),
+            "memory_per_device": None if est is None else est.per_device,
+            **({"mesh_note": parts.mesh_note} if parts.mesh_note else {})}
 
 
 __all__ += ["BlowUpError", "ConfigError"]

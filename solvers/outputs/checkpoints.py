@@ -63,10 +63,46 @@ class Checkpoints:
         ocp = _orbax()
         return dict(self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())).meta)
 
-    def restore(self, step: int, like: Any) -> tuple[Any, dict]:
-        """Restore checkpoint ``step`` with the shapes, dtypes and shardings of ``like`` (arrays or
-        ``jax.ShapeDtypeStruct``): the mesh may differ from the one that wrote it."""
-        state, _, meta = self.restore_with_samples(step, like)
+    def restore(self, step: int, like: Any, grid: Any = None) -> tuple[Any, dict]:
+        """Restore checkpoint ``step`` onto the shapes, dtypes and shardings of ``like``: the mesh may differ from the
+        one that wrote it.
+
+        A :class:`Checkpoint` stores the state in natural spectral order with the Nyquist coefficient of a half axis;
+        a grid may hold it in another order or without that coefficient (a periodic grid in transposed order, a 2D
+        wall grid). Given the grid, the state is read in natural order and returned in the grid's.
+
+        Args:
+          step: the checkpoint's step (:meth:`latest_step`, :meth:`steps`).
+          like: the state's layout: an :class:`~solvers.Equation` (its :meth:`~solvers.Equation.abstract_state` on
+            its grid), or a pytree of arrays or ``jax.ShapeDtypeStruct`` (e.g. a :class:`~solvers.Solution`'s
+            ``state``) with ``grid``.
+          grid: the :class:`~solvers.Grid` whose spectral layout ``like`` has (None: ``like`` is the stored layout,
+            or an Equation, whose grid is taken).
+
+        Returns:
+          ``(state, meta)``: the state in the layout of ``like``, and the checkpoint's metadata (``step``, ``t``,
+          ``dt``, ``dt_band``, ``points``, and what the run stored).
+
+        Raises:
+          ValueError: the checkpoint's shapes are not those of ``like`` (naming both).
+        """
+        if grid is None and hasattr(like, "abstract_state") and hasattr(like, "grid"):
+            like, grid = like.abstract_state(), like.grid
+        target = like if grid is None else grid.natural_like(_targets(like))
+        try:
+            state, _, meta = self.restore_with_samples(step, target)
+        except ValueError as e:
+            if "shape" not in str(e).lower():
+                raise
+            shapes = [tuple(a.shape) for a in jax.tree.leaves(target)]
+            hint = "" if grid is not None else (
+                "; a Checkpoint output stores the state in natural order with the Nyquist coefficient: pass "
+                "grid=equation.grid (or the equation as like) to read it in the grid's layout")
+            raise ValueError(f"restore: checkpoint {step} in {str(self.directory)!r} does not hold shapes "
+                             f"{shapes}: {e}{hint}") from None
+        if grid is not None and (grid.order != "natural" or not grid.nyquist):
+            with jax.set_mesh(grid.mesh):
+                state = jax.jit(lambda s: jax.tree.map(grid.from_natural, s))(state)
         return state, meta
 
     def restore_with_samples(self, step: int, like: Any, samples_like: dict | None = None, *,
