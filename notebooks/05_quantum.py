@@ -202,7 +202,7 @@ plt.show()
 #     --t-end 5 --n 32 --box-length 16 --param g=100
 # ```
 # Both write `diagnostics.csv` with `mass`, the energies, `resolution` and (Gross–Pitaevskii) `chemical_potential`.
-# The collapse stays resolved to `t = 0.5` (peak density 3 -> 39, energy kept to 1.6e-3); run on, its core falls
+# The collapse stays resolved to `t = 0.5` (its `resolution` column stays small); run on, its core falls
 # below the grid spacing and the run warns (`ResolutionWarning`, see the README's "Resolution monitor").
 
 # %% [markdown]
