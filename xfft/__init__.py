@@ -3,7 +3,8 @@
 Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :func:`ixrfft3d` and the n-dim
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
 :func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
-with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`;
+with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`; halo exchange
+(:func:`halo_pad`, its adjoint :func:`halo_reduce`) and particles on sharded meshes (:func:`paint`, :func:`readout`);
 :func:`autotune` (the measured choice of mesh); :func:`keep_host_memory` (host memory reused from call to call on
 CPU devices); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
 arrays (``import xfft.fft as fft``). Multi-process runs:
@@ -27,8 +28,12 @@ from ._grid import spectral_axes as spectral_axes
 from ._grid import spectral_sharding as spectral_sharding
 from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
+from ._halo import halo_pad as halo_pad
+from ._halo import halo_reduce as halo_reduce
 from ._host import keep_host_memory as keep_host_memory
 from ._layout import KINDS as R2R_KINDS
+from ._particles import paint as paint
+from ._particles import readout as readout
 from ._partition import cpu_matrix_dft as cpu_matrix_dft
 from ._r2r import ixdctn as ixdctn
 from ._r2r import ixdstn as ixdstn
@@ -78,4 +83,8 @@ __all__ = [
     "xrfft3d",
     "xrfftn",
     "xroll",
+    "halo_pad",
+    "halo_reduce",
+    "paint",
+    "readout",
 ]

@@ -40,11 +40,12 @@ def check_norm(norm: object) -> str:
     return str(norm)
 
 
-def axes_list(axes: object, ndim: int, name: str, allow_int: bool = True) -> tuple[int, ...]:
+def axes_list(axes: object, ndim: int, name: str, allow_int: bool = True,
+              allow_empty: bool = False) -> tuple[int, ...]:
     """``axes`` (a sequence of ints, or one int if ``allow_int``; negative allowed) as non-negative ints, checked.
 
     Raises:
-      TypeError: not ints. ValueError: out of range, repeated or empty.
+      TypeError: not ints. ValueError: out of range, repeated or empty (unless ``allow_empty``).
     """
     if allow_int and isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         axes = (axes,)
@@ -60,7 +61,7 @@ def axes_list(axes: object, ndim: int, name: str, allow_int: bool = True) -> tup
     out = tuple(a % ndim for a in raw)
     if len(set(out)) != len(out):
         raise ValueError(f"{name}: axes {raw} has repeated entries")
-    if not out:
+    if not out and not allow_empty:
         raise ValueError(f"{name}: axes must not be empty")
     return out
 

@@ -10,157 +10,57 @@ distributed code, under ``jax.jit``, ``jax.grad`` and ``jax.vmap``:
   array on an Explicit mesh). The result is sharded the way the plan leaves it (slab ``P('x')`` ->
   ``P(None, 'x')`` for ``fftn``); an inverse returns the layout its forward started from, so round trips keep
   the input's sharding (:func:`xfft.spectral_sharding` says where a spectrum lands);
+- arguments get ``jax.numpy.fft``'s own checks first, so a bad one raises what ``jax.numpy.fft`` raises (type
+  and message); an empty ``axes`` returns the input;
 - ``s=``/``n=`` crop or zero-pad the input like numpy, each axis where it is local (a sharded axis first lends
-  its mesh axes to an axis that keeps its length: one all-to-all);
+  its mesh axes to an axis that keeps its length: one all-to-all; where none can, it is resized in place by
+  collective permutes, and gathered only if the new length does not divide over its devices);
+- a real transform whose every axis is sharded (``rfft`` of a 1D sharded array) runs as the complex transform
+  of those axes (four-step across the devices);
 - :func:`fftshift`/:func:`ifftshift` are :func:`xfft.xroll` (a collective permute of boundary rows along a
   sharded axis), :func:`fftfreq`/:func:`rfftfreq` are ``jax.numpy.fft``'s (small unsharded vectors that
-  broadcast against any sharded spectrum).
+  broadcast against any sharded spectrum);
+- :func:`dct`, :func:`idct`, :func:`dst`, :func:`idst` and their n-dim forms are ``scipy.fft``'s, on
+  :func:`xfft.xdctn`/:func:`xfft.xdstn`.
 
-Remaining differences from ``numpy.fft`` (see the README section "xfft.fft"): the output sharding above; no
+Remaining differences from ``numpy.fft`` (the guide page "xfft.fft" lists them with the cost of each data
+movement): the output sharding above (slicing a result along its sharded axis needs a reshard first); no
 ``out=``; repeated ``axes`` raise (as in ``jax.numpy.fft``); integer input becomes complex64/float32 (as in
-``jax.numpy.fft``); a 1D array sharded over the mesh is transformed across the devices (complex transforms only:
-``rfft`` of it raises ``ValueError``), but a sharded axis that no other axis can take evenly cannot be cropped or
-padded (``ValueError``); on an Auto mesh under ``jax.jit`` the input's sharding
-is not visible, so xfft assumes :func:`xfft.real_sharding`'s layout (XLA reshards other inputs) and runs
-``jax.numpy.fft`` on the gathered array where no distributed plan exists for that layout.
+``jax.numpy.fft``); on an Auto mesh under ``jax.jit`` the input's sharding is not visible, so xfft assumes
+:func:`xfft.real_sharding`'s layout (XLA reshards other inputs) and runs ``jax.numpy.fft`` on the gathered array
+where no distributed plan exists for that layout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import lru_cache
-from typing import Any
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.numpy.fft import fftfreq as fftfreq
 from jax.numpy.fft import rfftfreq as rfftfreq
-from jax.sharding import NamedSharding, PartitionSpec
 
-from . import _dispatch
-from ._partition import Placement, execute, input_layout, placement
-from ._plan import plan_forward
-from ._plan_resize import plan_resize
+from ._fft_front import C2C as _C2C
+from ._fft_front import C2R as _C2R
+from ._fft_front import R2C as _R2C
+from ._fft_front import like_jax as _like_jax
+from ._fft_front import placed as _placed
+from ._fft_front import transform as _transform
 from ._roll import xroll
-from ._validate import axes_list, check_norm
-from ._warn import check_x64
+from ._scipy_r2r import dct as dct
+from ._scipy_r2r import dctn as dctn
+from ._scipy_r2r import dst as dst
+from ._scipy_r2r import dstn as dstn
+from ._scipy_r2r import idct as idct
+from ._scipy_r2r import idctn as idctn
+from ._scipy_r2r import idst as idst
+from ._scipy_r2r import idstn as idstn
+from ._validate import axes_list
 
-__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn", "ifftshift", "ihfft",
-           "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
-
-_C2C, _R2C, _C2R = "c2c", "r2c", "c2r"
-
-
-def _placed(a: Any) -> tuple[Any, Placement | None]:
-    """``a`` (a numpy float64 array warns once when JAX's x64 mode is off) and its mesh placement, if any."""
-    if isinstance(a, np.ndarray):
-        check_x64(a.dtype, "a (a numpy array)")
-        return a, None
-    if isinstance(a, jax.Array):
-        return a, placement(a)
-    return a, None  # lists, scalars: jax.numpy.fft decides (and raises its own TypeError)
-
-
-@lru_cache(maxsize=64)
-def _dtype(dtype: Any, kind: str) -> Any:
-    """The dtype ``jax.numpy.fft`` computes a transform of ``kind`` in, for input ``dtype`` (the input's for r2c)."""
-    if kind == _R2C:
-        return jax.eval_shape(lambda: jnp.fft.irfft(jnp.fft.rfft(jnp.zeros((2,), dtype)))).dtype
-    return jax.eval_shape(lambda: jnp.fft.fftn(jnp.zeros((1,), dtype))).dtype
-
-
-def _axes_s(a: jax.Array, s: Any, axes: Any, name: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
-    """numpy's rules: ``axes`` default all axes (the last ``len(s)`` with ``s``); one ``s`` entry per axis."""
-    if s is not None:
-        try:
-            s = tuple(int(v) for v in s)
-        except TypeError:
-            raise TypeError(f"{name}: s must be a sequence of ints, got {s!r}") from None
-        if any(v < 1 for v in s):
-            raise ValueError(f"{name}: s={s} must hold positive lengths")
-    if axes is None:
-        ax = tuple(range(a.ndim - (a.ndim if s is None else len(s)), a.ndim))
-        if s is not None and len(s) > a.ndim:
-            raise ValueError(f"{name}: s={s} has more entries than a has axes ({a.ndim})")
-    else:
-        ax = axes_list(axes, a.ndim, name, allow_int=False)
-    if s is not None and len(s) != len(ax):
-        raise ValueError(f"{name}: s={s} and axes={tuple(axes)} must have the same length")
-    if not ax:
-        raise ValueError(f"{name}: no axes to transform (a has shape {tuple(a.shape)})")
-    return ax, s
-
-
-def _resize(a: jax.Array, pl: Placement, lengths: dict[int, int], ax: tuple[int, ...], real: bool) -> jax.Array:
-    """Crop or zero-pad ``a``'s axes to ``lengths``, each where it is local (:func:`xfft._plan_resize.plan_resize`)."""
-    change = tuple(sorted((d, n) for d, n in lengths.items() if a.shape[d] != n))
-    if not change:
-        return a
-    shape = tuple(a.shape)
-    plan = plan_resize(shape, input_layout(pl, shape, ax, real), change, pl.mesh_sizes)
-    return execute(a, plan, pl, "backward")
-
-
-def _plannable(shape: tuple[int, ...], pl: Placement, ax: tuple[int, ...], real: bool) -> bool:
-    """Whether a distributed plan exists for the real shape ``shape``; False only where the layout is not visible
-    (Auto mesh under ``jax.jit``), which leaves the array to ``jax.numpy.fft``."""
-    if pl.layout is not None:
-        return True
-    try:
-        plan_forward(shape, input_layout(pl, shape, ax, real), ax, pl.mesh_sizes, real)
-    except ValueError:
-        return False
-    return True
-
-
-def _gathered(local: Callable[[Any], jax.Array], a: jax.Array, pl: Placement) -> jax.Array:
-    """``local(a)`` on the whole array, replicated over ``pl.mesh``: the one case xfft gathers, an array whose
-    layout it cannot see (an Auto mesh under ``jax.jit``) of a shape no distributed plan splits. Left to XLA's own
-    partitioning, ``jax.numpy.fft`` gathers such an array too, and on CPU devices it can also hand the FFT an
-    operand in a layout the CPU runtime refuses (an ``INTERNAL`` error when the program runs)."""
-    whole = NamedSharding(pl.mesh, PartitionSpec())
-    return jax.lax.with_sharding_constraint(local(jax.lax.with_sharding_constraint(a, whole)), whole)
-
-
-def _transform(kind: str, inverse: bool, a: Any, s: Any, axes: Any, norm: Any, name: str,
-               local: Callable[[Any], jax.Array]) -> jax.Array:
-    """One ``numpy.fft`` transform: ``local(a)`` (``jax.numpy.fft`` itself) off a mesh, else the planned path."""
-    a, pl = _placed(a)
-    if pl is None:
-        return local(a)
-    ax, s = _axes_s(a, s, axes, name)
-    norm = check_norm(norm)
-    real = kind != _C2C
-    shape = [a.shape[d] if s is None or d not in ax else s[ax.index(d)] for d in range(a.ndim)]
-    if kind == _C2R and s is None:
-        shape[ax[-1]] = 2 * (a.shape[ax[-1]] - 1)
-    if not _plannable(tuple(shape), pl, ax, real):
-        return _gathered(local, a, pl)
-    dt = jnp.result_type(a)
-    if kind == _R2C and jnp.issubdtype(dt, jnp.complexfloating):
-        raise TypeError(f"{name}: a must be real for a real-to-complex transform, got {dt}")
-    a = a.astype(_dtype(dt, kind))
-    if kind == _C2R:
-        n = 2 * (a.shape[ax[-1]] - 1) if s is None else s[-1]
-        if n < 1:
-            raise ValueError(f"{name}: the output length along axis {ax[-1]} must be positive; pass n/s")
-        ins = tuple(a.shape[d] for d in ax[:-1]) if s is None else s[:-1]
-        a = _resize(a, pl, dict(zip(ax, ins + (n // 2 + 1,))), ax, False)
-        return _dispatch.inverse(a, ax, norm, True, ins + (n,), name, backend=None, order="natural")
-    if s is not None:
-        a = _resize(a, pl, dict(zip(ax, s)), ax, real)
-    if inverse:
-        return _dispatch.inverse(a, ax, norm, False, None, name, backend=None, order="natural")
-    return _dispatch.forward(a, ax, norm, real, backend=None, order="natural")
-
-
-def _one(n: int | None, axis: int, name: str) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))):
-        raise TypeError(f"{name}: n must be an int or None, got {n!r}")
-    return (None if n is None else (int(n),)), (int(axis),)
+__all__ = ["dct", "dctn", "dst", "dstn", "fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "idct", "idctn",
+           "idst", "idstn", "ifft", "ifft2", "ifftn", "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft",
+           "rfft2", "rfftfreq", "rfftn"]
 
 
 def fftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -182,7 +82,7 @@ def fftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | Non
       TypeError: ``a`` is not an array, or ``s``/``axes`` are not ints. ValueError: bad ``s``, ``axes`` or
         ``norm``, or a sharding with no distributed plan (e.g. a 1D array sharded over the mesh).
     """
-    return _transform(_C2C, False, a, s, axes, norm, "fftn", lambda a: jnp.fft.fftn(a, s, axes, norm))
+    return _transform(_C2C, False, a, s, axes, norm, "fftn", jnp.fft.fftn, (s, axes, norm))
 
 
 def ifftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -193,7 +93,7 @@ def ifftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | No
       Complex array; a sharded spectrum returns to the layout whose :func:`fftn` gives its layout (a round trip
       keeps the input's sharding).
     """
-    return _transform(_C2C, True, a, s, axes, norm, "ifftn", lambda a: jnp.fft.ifftn(a, s, axes, norm))
+    return _transform(_C2C, True, a, s, axes, norm, "ifftn", jnp.fft.ifftn, (s, axes, norm))
 
 
 def rfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -203,7 +103,7 @@ def rfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | No
     Args, Raises as :func:`fftn` (``a`` must be real: ``TypeError`` otherwise). Returns the half spectrum,
     sharded like :func:`xfft.xrfftn`'s (a pencil's half axis rarely divides: ``P(None, ('x', 'y'), None)``).
     """
-    return _transform(_R2C, False, a, s, axes, norm, "rfftn", lambda a: jnp.fft.rfftn(a, s, axes, norm))
+    return _transform(_R2C, False, a, s, axes, norm, "rfftn", jnp.fft.rfftn, (s, axes, norm))
 
 
 def irfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -222,64 +122,54 @@ def irfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | N
     Raises:
       As :func:`fftn`.
     """
-    return _transform(_C2R, True, a, s, axes, norm, "irfftn", lambda a: jnp.fft.irfftn(a, s, axes, norm))
+    return _transform(_C2R, True, a, s, axes, norm, "irfftn", jnp.fft.irfftn, (s, axes, norm))
 
 
 def fft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D FFT along ``axis``, like ``numpy.fft.fft`` (``n`` crops or zero-pads). See :func:`fftn`."""
-    s, ax = _one(n, axis, "fft")
-    return _transform(_C2C, False, a, s, ax, norm, "fft", lambda a: jnp.fft.fft(a, n, axis, norm))
+    return _transform(_C2C, False, a, None, None, norm, "fft", jnp.fft.fft, (n, axis, norm))
 
 
 def ifft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D inverse FFT along ``axis``, like ``numpy.fft.ifft``. See :func:`ifftn`."""
-    s, ax = _one(n, axis, "ifft")
-    return _transform(_C2C, True, a, s, ax, norm, "ifft", lambda a: jnp.fft.ifft(a, n, axis, norm))
+    return _transform(_C2C, True, a, None, None, norm, "ifft", jnp.fft.ifft, (n, axis, norm))
 
 
 def rfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D real FFT along ``axis``, like ``numpy.fft.rfft``. See :func:`rfftn`."""
-    s, ax = _one(n, axis, "rfft")
-    return _transform(_R2C, False, a, s, ax, norm, "rfft", lambda a: jnp.fft.rfft(a, n, axis, norm))
+    return _transform(_R2C, False, a, None, None, norm, "rfft", jnp.fft.rfft, (n, axis, norm))
 
 
 def irfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
     """1D inverse real FFT along ``axis``, like ``numpy.fft.irfft`` (``n``: output length). See :func:`irfftn`."""
-    s, ax = _one(n, axis, "irfft")
-    return _transform(_C2R, True, a, s, ax, norm, "irfft", lambda a: jnp.fft.irfft(a, n, axis, norm))
+    return _transform(_C2R, True, a, None, None, norm, "irfft", jnp.fft.irfft, (n, axis, norm))
 
 
 def fft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
          norm: str | None = None) -> jax.Array:
     """2D FFT over ``axes`` (default the last two), like ``numpy.fft.fft2``. See :func:`fftn`."""
-    return _transform(_C2C, False, a, s, axes, norm, "fft2", lambda a: jnp.fft.fft2(a, s, axes, norm))
+    return _transform(_C2C, False, a, s, axes, norm, "fft2", jnp.fft.fft2, (s, axes, norm))
 
 
 def ifft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None) -> jax.Array:
     """2D inverse FFT, like ``numpy.fft.ifft2``. See :func:`ifftn`."""
-    return _transform(_C2C, True, a, s, axes, norm, "ifft2", lambda a: jnp.fft.ifft2(a, s, axes, norm))
+    return _transform(_C2C, True, a, s, axes, norm, "ifft2", jnp.fft.ifft2, (s, axes, norm))
 
 
 def rfft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
           norm: str | None = None) -> jax.Array:
     """2D real FFT, like ``numpy.fft.rfft2``. See :func:`rfftn`."""
-    return _transform(_R2C, False, a, s, axes, norm, "rfft2", lambda a: jnp.fft.rfft2(a, s, axes, norm))
+    return _transform(_R2C, False, a, s, axes, norm, "rfft2", jnp.fft.rfft2, (s, axes, norm))
 
 
 def irfft2(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
            norm: str | None = None) -> jax.Array:
     """2D inverse real FFT, like ``numpy.fft.irfft2``. See :func:`irfftn`."""
-    return _transform(_C2R, True, a, s, axes, norm, "irfft2", lambda a: jnp.fft.irfft2(a, s, axes, norm))
+    return _transform(_C2R, True, a, s, axes, norm, "irfft2", jnp.fft.irfft2, (s, axes, norm))
 
 
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
-
-
-def _swapped(norm: Any, name: str) -> str:
-    if norm not in _SWAP:
-        check_norm(norm)  # raises the ValueError naming norm
-    return _SWAP[norm]
 
 
 def hfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
@@ -288,7 +178,9 @@ def hfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = 
     a, pl = _placed(a)
     if pl is None:
         return jnp.fft.hfft(a, n, axis, norm)
-    return irfft(jnp.conj(a), n, axis, _swapped(norm, "hfft"))
+    _like_jax(jnp.fft.hfft, a, n, axis, norm)
+    swapped = _SWAP[norm]
+    return _transform(_C2R, True, jnp.conj(a), None, None, swapped, "hfft", jnp.fft.irfft, (n, axis, swapped))
 
 
 def ihfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None = None) -> jax.Array:
@@ -297,7 +189,9 @@ def ihfft(a: jax.Array, n: int | None = None, axis: int = -1, norm: str | None =
     a, pl = _placed(a)
     if pl is None:
         return jnp.fft.ihfft(a, n, axis, norm)
-    return jnp.conj(rfft(a, n, axis, _swapped(norm, "ihfft")))
+    _like_jax(jnp.fft.ihfft, a, n, axis, norm)
+    swapped = _SWAP[norm]
+    return jnp.conj(_transform(_R2C, False, a, None, None, swapped, "ihfft", jnp.fft.rfft, (n, axis, swapped)))
 
 
 def _shift(x: jax.Array, axes: int | Sequence[int] | None, sign: int, name: str) -> jax.Array:
@@ -305,7 +199,10 @@ def _shift(x: jax.Array, axes: int | Sequence[int] | None, sign: int, name: str)
         x = jnp.asarray(x)
     if not isinstance(x, jax.Array):
         raise TypeError(f"{name}: x must be a jax.Array or numpy.ndarray, got {type(x).__name__}")
-    ax = tuple(range(x.ndim)) if axes is None else axes_list(axes, x.ndim, name)
+    _like_jax(getattr(jnp.fft, name), x, axes)
+    ax = tuple(range(x.ndim)) if axes is None else axes_list(axes, x.ndim, name, allow_empty=True)
+    if not ax:
+        return x  # no axis to shift, as numpy and jax.numpy.fft
     return xroll(x, [sign * (x.shape[d] // 2) for d in ax], list(ax))
 
 

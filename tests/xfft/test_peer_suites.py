@@ -1,0 +1,244 @@
+"""``xfft.fft`` against the peers' own tests, as the installed packages ship them.
+
+numpy's ``numpy/fft/tests/test_pocketfft.py`` and scipy's ``scipy/fft/tests/test_real_transforms.py`` are imported
+from the installed wheels (nothing is copied here) and their test functions are called with the names they test
+replaced: ``np.fft`` in numpy's module becomes ``xfft.fft``, scipy's ``dct``/``idct``/... and ``scipy.fft`` become
+``xfft.fft``'s. Each runs on one device and sharded: there every array the peer's test hands to a transform (numpy)
+or creates with ``xp.asarray`` (scipy) is put on a mesh with its first axis over 8, 4 or 2 devices, whichever
+divides it (a 1D array is then sharded along its only axis: the crops, pads and real transforms that have no other
+axis to move to). The parametrised cases are sampled (types, norms and sizes rotate with the case index) to keep
+the file within a few tens of seconds; the peers' tests of ``out=``, thread pools and warnings that JAX does not
+give are left out, as they fail for ``jax.numpy.fft`` too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpy.fft.tests.test_pocketfft as pocket
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec
+
+import xfft
+import xfft.fft as xf
+
+with warnings.catch_warnings():  # scipy's test module declares marks of its own conftest (skip_xp_backends)
+    warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
+    import scipy.fft.tests.test_real_transforms as real_transforms
+
+MESHES = {p: xfft.make_mesh((p,), devices=jax.devices()[:p]) for p in (8, 4, 2)}
+R2R = ["dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn"]
+
+
+def shard(a):
+    """``a`` with its first axis over 8, 4 or 2 devices (the first that divides it); other inputs unchanged."""
+    if isinstance(a, (list, tuple)) or (isinstance(a, np.ndarray) and a.dtype != object):
+        a = np.asarray(a)
+    if not hasattr(a, "shape") or a.ndim == 0:
+        return a
+    for p, m in MESHES.items():
+        if a.shape[0] % p == 0:
+            return jax.device_put(a, NamedSharding(m, PartitionSpec("x")))
+    return a
+
+
+def _sharding_first(f):
+    def g(a, *args, **kwargs):
+        return f(shard(a), *args, **kwargs)
+
+    g.__name__ = f.__name__
+    return g
+
+
+def namespace(sharded: bool) -> types.SimpleNamespace:
+    """``xfft.fft``'s functions; ``sharded``: each shards its first argument first."""
+    names = [n for n in xf.__all__ if n not in ("fftfreq", "rfftfreq")]
+    out = {n: (_sharding_first(getattr(xf, n)) if sharded else getattr(xf, n)) for n in names}
+    return types.SimpleNamespace(**out, fftfreq=xf.fftfreq, rfftfreq=xf.rfftfreq)
+
+
+class NumpyWith(types.ModuleType):
+    """numpy, but with ``fft`` replaced."""
+
+    def __init__(self, fft):
+        super().__init__("numpy")
+        self.fft = fft
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+PLACES = ["one-device", "sharded"]
+
+# numpy's tests, TestFFT1D's unless named; ops given by name are replaced by xfft.fft's. One device: every test
+# that jax.numpy.fft passes (test_fft_n hands a list, test_ifft an empty list: jax.numpy.fft refuses both). Sharded:
+# test_rfft and test_rfft_even slice a sharded result (fft(x)[:n // 2 + 1], as test_rfft2: see below), and
+# test_all_1d_norm_preserving (24 programs), test_hfft and test_ihfft are left to test_fft_like_jax.py's 1D cases
+# (time).
+COMMON = ["test_fft", "test_fft2", "test_ifft2", "test_fftn", "test_ifftn", "test_rfft_odd", "test_irfft",
+          "test_irfft2", "test_irfftn", "test_axes"]
+POCKET = ([pytest.param(t, "one-device", id=f"{t}-one-device") for t in
+           COMMON + ["test_rfft", "test_rfft_even", "test_all_1d_norm_preserving", "test_hfft", "test_ihfft"]]
+          + [pytest.param(t, "sharded", id=f"{t}-sharded") for t in COMMON])
+ARGS = {"test_axes": {"op": "rfftn"}}
+
+
+@pytest.mark.parametrize("test,place", POCKET)
+def test_numpy_pocketfft(test, place, monkeypatch):
+    """numpy's own test passes with ``np.fft`` -> ``xfft.fft`` (one device: ``jax.numpy.fft``'s numbers)."""
+    fft = namespace(place == "sharded")
+    monkeypatch.setattr(pocket, "np", NumpyWith(fft))
+    cls, method = test.split(".") if "." in test else ("TestFFT1D", test)
+    kwargs = {k: getattr(fft, v) if k == "op" else v for k, v in ARGS.get(method, {}).items()}
+    getattr(getattr(pocket, cls)(), method)(**kwargs)
+
+
+def test_numpy_rfft2_one_device_and_sharded_slice(monkeypatch):
+    """numpy's ``test_rfft2`` slices ``fft2(x)[:, :11]``: on one device it passes; a sharded ``fft2`` leaves its
+    output sharded along that axis (``P(None, 'x')``), where JAX refuses an uneven slice, and resharding the
+    output first (``jax.sharding.reshard``) gives numpy's values."""
+    monkeypatch.setattr(pocket, "np", NumpyWith(namespace(False)))
+    pocket.TestFFT1D().test_rfft2()
+    a = np.random.default_rng(0).random((30, 20))
+    y = xf.fft2(shard(a))
+    assert y.sharding.spec == PartitionSpec(None, "x")
+    with pytest.raises(Exception, match="out_sharding"):
+        y[:, :11]
+    z = jax.sharding.reshard(y, NamedSharding(y.sharding.mesh, PartitionSpec("x", None)))[:, :11]
+    np.testing.assert_allclose(z, np.fft.rfft2(a), atol=1e-10)
+
+
+def _rotate(*choices):
+    """One case per entry of the longest list, the others cycling (a sample of the full product)."""
+    n = max(len(c) for c in choices)
+    return [tuple(c[i % len(c)] for c in choices) for i in range(n)]
+
+
+class JnpWith(types.ModuleType):
+    """jax.numpy whose ``asarray`` shards the first axis (scipy's tests make every input with ``xp.asarray``)."""
+
+    def __init__(self):
+        super().__init__("jax.numpy")
+
+    def asarray(self, a, *args, **kwargs):
+        return shard(jnp.asarray(a, *args, **kwargs))
+
+    def __getattr__(self, name):
+        return getattr(jnp, name)
+
+
+def replace_r2r(monkeypatch, place: str):
+    """scipy's module with its transforms replaced by xfft.fft's; the array namespace to run it with."""
+    for name in R2R:
+        monkeypatch.setattr(real_transforms, name, getattr(xf, name))
+    monkeypatch.setattr(real_transforms, "fft", types.SimpleNamespace(**{n: getattr(xf, n) for n in R2R}))
+    return jnp if place == "one-device" else JnpWith()
+
+
+@pytest.fixture(params=PLACES)
+def scipy_xp(request, monkeypatch):
+    """:func:`replace_r2r` on one device and sharded."""
+    return replace_r2r(monkeypatch, request.param)
+
+
+PAIRS = [("dct", "idct"), ("dst", "idst")]
+NORMS = [None, "backward", "ortho", "forward"]
+
+
+@pytest.mark.parametrize("pair,type,n,axis,norm,orthogonalize",
+                         _rotate(PAIRS, [1, 2, 3, 4, 2, 3, 1, 4], [2, 16, 5, 4, 10, 3, 16, 8], [0, 1, 1],
+                                 NORMS, [False, True, True]))
+def test_scipy_identity_1d(pair, type, n, axis, norm, orthogonalize, scipy_xp):
+    """scipy's ``test_identity_1d`` (inverse of forward, and an inverse whose ``n`` crops a padded input)."""
+    fwd, back = (getattr(xf, f) for f in pair)
+    real_transforms.test_identity_1d(fwd, back, type, n, axis, norm, orthogonalize, scipy_xp)
+
+
+@pytest.mark.parametrize("pair,type,shape_axes,norm,orthogonalize",
+                         _rotate([("dctn", "idctn"), ("dstn", "idstn")], [1, 2, 3, 4, 3],
+                                 [((4, 4), 0), ((4, 4), None), ((10, 12), (0, 1)), ((4, 5, 6), 1),
+                                  ((4, 5, 6), (0, 2)), ((16, 4), (0,))], NORMS, [False, True, False]))
+def test_scipy_identity_nd(pair, type, shape_axes, norm, orthogonalize, scipy_xp):
+    """scipy's ``test_identity_nd`` (``s`` crops the padded spectrum back; a scalar ``axes`` included)."""
+    fwd, back = (getattr(xf, f) for f in pair)
+    real_transforms.test_identity_nd(fwd, back, type, *shape_axes, norm, orthogonalize, scipy_xp)
+
+
+@pytest.mark.parametrize("func,type,norm", _rotate(["dct", "dst", "dctn", "dstn"], [1, 2, 3, 4, 2, 3], NORMS))
+def test_scipy_fftpack_equivalence(func, type, norm, scipy_xp):
+    """scipy's ``test_fftpack_equivalience``: the values of ``scipy.fftpack`` for an (8, 16) array."""
+    real_transforms.test_fftpack_equivalience(getattr(xf, func), type, norm, scipy_xp)
+
+
+@pytest.mark.parametrize("func,type,place", [("dct", 1, "one-device"), ("dst", 2, "one-device"),
+                                              ("dctn", 3, "one-device"), ("dct", 4, "one-device")])
+def test_scipy_orthogonalize(func, type, place, monkeypatch):
+    """scipy's ``test_orthogonalize_default`` and ``_noop`` on a 1D array of 100 (the sharded 1D path is checked
+    against scipy in test_fft_like_jax.py). Its ``_dct1``/``_dcst2``/``_dcst3`` change arrays in place
+    (``xpx.at(y, 0).divide``), which a JAX array ignores, so they fail for ``jax.numpy`` too:
+    :func:`test_orthogonalize_boundaries` checks the same facts."""
+    xp = replace_r2r(monkeypatch, place)
+    real_transforms.test_orthogonalize_default(getattr(xf, func), type, xp)
+    if type == 4:
+        real_transforms.test_orthogonalize_noop(getattr(xf, func), type, "ortho", xp)
+
+
+@pytest.mark.parametrize("kind,type,norm,place", [("dct", 1, "backward", "one-device"),
+                                                  ("dct", 2, "forward", "sharded"), ("dst", 2, "ortho", "one-device"),
+                                                  ("dct", 3, "backward", "one-device"),
+                                                  ("dst", 3, "forward", "one-device")])
+def test_orthogonalize_boundaries(kind, type, norm, place):
+    """What scipy's ``test_orthogonalize_dct1``/``_dcst2``/``_dcst3`` check: ``orthogonalize=True`` scales the
+    boundary inputs by sqrt 2 (types 1, 3) and divides the boundary outputs by sqrt 2 (types 1, 2); the inverse
+    undoes it."""
+    x = np.random.default_rng(type).random(16)
+    put = shard if place == "sharded" else jnp.asarray
+    f, inv = getattr(xf, kind), getattr(xf, "i" + kind)
+    first = {"dct": 0, "dst": -1}[kind]
+    ends = [0, -1] if type == 1 else [first]
+    x2 = x.copy()
+    if type in (1, 3):
+        x2[ends] *= np.sqrt(2)
+    want = np.array(f(put(x2), type, norm=norm, orthogonalize=False))
+    if type in (1, 2):
+        want[ends] /= np.sqrt(2)
+    got = f(put(x), type, norm=norm, orthogonalize=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(inv(got, type, norm=norm, orthogonalize=True), x, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("pair,type,dtype,axis,norm",
+                         _rotate(PAIRS, [1, 2, 3, 4], [np.float16, np.float32, np.float16, np.complex64,
+                                                       np.float16, np.complex128], [0, 1], NORMS))
+def test_scipy_identity_overwrite_float16(pair, type, dtype, axis, norm, monkeypatch):
+    """scipy's numpy-only tests: float16 (computed in float32, as scipy does), complex; ``overwrite_x`` ignored."""
+    for name in R2R:
+        monkeypatch.setattr(real_transforms, name, getattr(xf, name))
+    fwd, back = (getattr(xf, f) for f in pair)
+    real_transforms.test_identity_1d_overwrite(fwd, back, type, dtype, axis, norm, False, np)
+    real_transforms.test_identity_nd_overwrite(getattr(xf, pair[0] + "n"), getattr(xf, pair[1] + "n"), type,
+                                               (4, 5), None, dtype, norm, True, np)
+
+
+@pytest.mark.parametrize("func", R2R)
+def test_scipy_array_like(func, monkeypatch):
+    """scipy's ``test_array_like``: a nested list transforms like the array."""
+    real_transforms.test_array_like(np, getattr(xf, func))
+
+
+@pytest.mark.parametrize("kind,type,norm", list(itertools.product(["dct", "dst"], [1, 2, 3, 4], ["ortho"])))
+def test_float16_like_scipy(kind, type, norm):
+    """float16 input gives scipy's float32 result (scipy upcasts), to float32 precision, for every type."""
+    import scipy.fft
+
+    x = np.random.default_rng(type).random(16).astype(np.float16)
+    for name in (kind, "i" + kind):
+        y = getattr(xf, name)(x, type, norm=norm)
+        ref = getattr(scipy.fft, name)(x, type, norm=norm)
+        assert y.dtype == ref.dtype == np.float32
+        np.testing.assert_allclose(y, ref, rtol=2e-6, atol=2e-6 * np.abs(ref).max())
