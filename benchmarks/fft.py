@@ -12,7 +12,8 @@ Cases per decomposition (slab ``P('x')`` on 8 devices, pencil ``P('x', 'y')`` on
 - ``<f> <dec>``: natural order (the default), as users call it;
 - ``<f> <dec> transposed``: ``order="transposed"``;
 - ``<f> <dec> natural, transposes``: natural order lowered as on accelerators (the last stage by the FFT op and a
-  transpose back; ``xfft.cpu_matrix_dft(False)``): what natural order cost before its last stage ran in place;
+  transpose back; ``xfft.LoweringOptions(matrix_dft=False)`` given to the native backend): what natural order
+  cost before its last stage ran in place;
 - ``mpi4py-fft <dec> <kind>``: FFTW + MPI, ranks = devices, under ``mpirun`` (Debian's ``python3-mpi4py-fft`` for
   ``/usr/bin/python3``; skipped with a message when it is missing);
 - one device: ``jnp.fft.fftn``/``rfftn`` and ``xfft3d``/``xrfft3d`` on one device of the same machine.
@@ -27,9 +28,10 @@ finds (a GPU: its devices, e.g. one H100).
 Host allocator (CPU): every call of a compiled transform takes fresh output and temporary buffers from the process's
 ``malloc``. glibc's gives blocks of 32 MB and more back to the system when they are freed, so at 256^3 each call
 faults its buffers in again page by page; the JSON records the allocator the run had (``host_allocator``:
-``LD_PRELOAD``, ``MALLOC_*``, ``GLIBC_TUNABLES`` and ``--keep-host-memory``), ``fft_tcmalloc.json`` is the same
-benchmark with tcmalloc preloaded and ``fft_keep.json`` with ``--keep-host-memory`` (``xfft.keep_host_memory()``:
-glibc itself keeps them), both of which keep freed blocks for the next call.
+``LD_PRELOAD``, ``MALLOC_*`` and ``GLIBC_TUNABLES``), ``fft_tcmalloc.json`` is the same benchmark with tcmalloc
+preloaded and ``fft_keep.json`` with ``--keep-host-memory`` (the script starts again with glibc's own tunables
+:data:`KEEP_TUNABLES` in ``GLIBC_TUNABLES``: glibc itself keeps them), both of which keep freed blocks for the
+next call.
 
 Run: ``python benchmarks/fft.py [--sizes 64 128 256] [--platform cpu|auto] [--no-peer] [--no-backends]
 [--keep-host-memory] [--tag T]``.
@@ -62,6 +64,17 @@ def _platform_arg(argv: list[str]) -> str:
     return "cpu"
 
 
+#: ``GLIBC_TUNABLES`` that make glibc's ``malloc`` keep freed blocks for the next call (the guide's "On CPU devices:
+#: the host's allocator"): one arena, no ``mmap`` for large blocks, the heap's top kept when freed (up to 2 GiB) and
+#: grown by 64 MiB at a time
+KEEP_TUNABLES = ("glibc.malloc.arena_max=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647:"
+                 "glibc.malloc.top_pad=67108864")
+
+_RESTART = "--keep-host-memory" in sys.argv[1:] and os.environ.get("GLIBC_TUNABLES") != KEEP_TUNABLES
+if __name__ == "__main__" and _RESTART:
+    # glibc reads its tunables when the process starts: start again with them
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "GLIBC_TUNABLES": KEEP_TUNABLES})
+
 PLATFORM = _platform_arg(sys.argv[1:])
 if PLATFORM == "cpu":
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -75,10 +88,6 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 
 import xfft  # noqa: E402
-
-#: ``--keep-host-memory``: glibc keeps freed buffers for the next call (set here, before JAX's first computation,
-#: when the script is run; ``main(argv)`` sets it itself otherwise)
-KEEP_HOST_MEMORY = "--keep-host-memory" in sys.argv[1:] and xfft.keep_host_memory()
 
 HERE = Path(__file__).resolve().parent
 
@@ -117,11 +126,13 @@ def hlo_facts(lowered, compiled) -> dict:
 
 
 def with_transposes(f):
-    """``f`` lowered as on accelerators: natural order restored by a transpose after the last FFT op."""
-    def g(x):
-        with xfft.cpu_matrix_dft(False):
-            return f(x)
-    return g
+    """``f`` lowered as on accelerators: natural order restored by a transpose after the last FFT op (the
+    platform's other lowering choices kept)."""
+    from xfft.backends.native import NativeBackend
+
+    options = xfft.LoweringOptions.for_platform(jax.devices()[0].platform)
+    backend = NativeBackend(lowering=xfft.LoweringOptions(matrix_dft=False, send_transposed=options.send_transposed))
+    return lambda x: f(x, backend=backend)
 
 
 def page_faults_per_call(c, x, calls: int = 3) -> float | None:
@@ -414,12 +425,10 @@ def cpu_model() -> str:
 
 def host_allocator() -> dict:
     """What decides how the host's ``malloc`` hands out and takes back the buffers of each call: a preloaded
-    allocator (``LD_PRELOAD``, file names only), glibc's ``MALLOC_*`` settings and ``GLIBC_TUNABLES``, the
-    ``mallopt`` settings of ``xfft.keep_host_memory`` (``--keep-host-memory``), and the C library's version."""
+    allocator (``LD_PRELOAD``, file names only), glibc's ``MALLOC_*`` settings and ``GLIBC_TUNABLES``
+    (``--keep-host-memory``: :data:`KEEP_TUNABLES`), and the C library's version."""
     preload = [Path(p).name for p in re.split(r"[:\s]+", os.environ.get("LD_PRELOAD", "")) if p]
     settings = {k: v for k, v in sorted(os.environ.items()) if k.startswith("MALLOC_") or k == "GLIBC_TUNABLES"}
-    if KEEP_HOST_MEMORY:
-        settings["mallopt"] = "xfft.keep_host_memory()"
     libc = " ".join(platform.libc_ver()).strip()
     return {"ld_preload": " ".join(preload) or "none", "settings": settings, "libc": libc or "unknown"}
 
@@ -441,7 +450,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
     p.add_argument("--repeats", type=int, default=0, help="repetitions per case (default: by size)")
     p.add_argument("--keep-host-memory", action="store_true",
-                   help="call xfft.keep_host_memory() before the first computation (glibc keeps freed buffers)")
+                   help="run with GLIBC_TUNABLES set so that glibc keeps freed buffers (the script starts again)")
     p.add_argument("--platform", choices=["cpu", "auto"], default="cpu",
                    help="cpu: 8 virtual CPU devices (default); auto: whatever accelerator JAX finds")
     p.add_argument("--no-peer", action="store_true", help="skip the mpi4py-fft peer column")
@@ -450,9 +459,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tag", default="", help="suffix of the output files, e.g. _tcmalloc")
     p.add_argument("--replot", action="store_true", help="only redraw the PNG from an existing JSON")
     args = p.parse_args(argv)
-    global KEEP_HOST_MEMORY
-    if args.keep_host_memory and not KEEP_HOST_MEMORY:
-        KEEP_HOST_MEMORY = xfft.keep_host_memory()
+    if args.keep_host_memory and os.environ.get("GLIBC_TUNABLES") != KEEP_TUNABLES:
+        p.error("--keep-host-memory takes effect when the script is started (python benchmarks/fft.py ...); "
+                f"from Python, start the process with GLIBC_TUNABLES={KEEP_TUNABLES}")
     dev = jax.devices()[0]
     stem = ("fft" if dev.platform == "cpu" else f"fft_{dev.platform}") + args.tag
     if args.replot:

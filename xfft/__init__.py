@@ -5,8 +5,8 @@ Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :f
 :func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
 with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`; halo exchange
 (:func:`halo_pad`, its adjoint :func:`halo_reduce`) and particles on sharded meshes (:func:`paint`, :func:`readout`);
-:func:`autotune` (the measured choice of mesh); :func:`keep_host_memory` (host memory reused from call to call on
-CPU devices); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
+:func:`autotune` (the measured choice of mesh); :class:`LoweringOptions` (how the native backend lowers a
+transform on the devices at hand); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
 arrays (``import xfft.fft as fft``). Multi-process runs:
 :mod:`xfft.distributed` (``initialize``, ``global_array``, ``gather``) and ``python -m xfft.launch``.
 """
@@ -30,11 +30,10 @@ from ._grid import wavenumbers as wavenumbers
 from ._grid import xmeshgrid as xmeshgrid
 from ._halo import halo_pad as halo_pad
 from ._halo import halo_reduce as halo_reduce
-from ._host import keep_host_memory as keep_host_memory
 from ._layout import KINDS as R2R_KINDS
+from ._options import LoweringOptions as LoweringOptions
 from ._particles import paint as paint
 from ._particles import readout as readout
-from ._partition import cpu_matrix_dft as cpu_matrix_dft
 from ._r2r import ixdctn as ixdctn
 from ._r2r import ixdstn as ixdstn
 from ._r2r import ixr2rn as ixr2rn
@@ -57,8 +56,7 @@ __all__ = [
     "PrecisionWarning",
     "fft",
     "available_backends",
-    "cpu_matrix_dft",
-    "keep_host_memory",
+    "LoweringOptions",
     "default_backend",
     "use_backend",
     "R2R_KINDS",

@@ -5,19 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 from jax.sharding import NamedSharding
 
 from ._layout import NO_NYQUIST, Layout, check_even, spec_to_layout
 from ._order import check_order, transposed_spectrum
-from ._partition import max_where, placement
+from ._partition import placement
 from ._validate import real_shape
-from .backends import Backend, capability, select
+from .backends import Backend, select
 
 
 def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backend: str | Backend | None,
-            order: str, kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None,
-            max_if: jax.Array | bool | None = None):
+            order: str, kinds: tuple[str, ...] | None = None) -> jax.Array:
     """Forward transform of a checked array (dtype already set) over checked ``axes``.
 
     Args:
@@ -25,25 +23,13 @@ def forward(x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, backe
         ``real`` is :data:`~xfft._layout.NO_NYQUIST` for a half axis without its Nyquist coefficient.
       backend, order: as every public transform takes them (``order`` is checked here).
       kinds: one kind per axis of ``axes`` when some are DCT/DST (:data:`xfft.R2R_KINDS`), else None.
-      max_of: a checked real array of ``x``'s trailing shape, or None: also return its maximum, carried in the
-        transform's exchanges by a backend that declares ``carries_max`` (native), else one ``jnp.max``.
-      max_if: with ``max_of``, None, False (the maximum is 0, nothing computed) or a boolean 0-d array (the
-        maximum where it is true, else 0, in a ``lax.cond``).
 
     Returns:
-      The backend's result (the spectral layout; axes permuted for ``order="transposed"``); with ``max_of``,
-      ``(result, maximum)``.
+      The backend's result (the spectral layout; axes permuted for ``order="transposed"``).
     """
     order = check_order(order)
     b, keywords = select(backend, order=order, kinds=kinds, nyquist=real != NO_NYQUIST)
-    if max_of is None:
-        return b.forward(x, axes, norm, real, **keywords)
-    if max_if is False:
-        return b.forward(x, axes, norm, real, **keywords), jnp.zeros((), max_of.dtype)
-    if capability(b, "carries_max"):
-        more = {} if max_if is None else {"max_if": max_if}
-        return b.forward(x, axes, norm, real, max_of=max_of, **more, **keywords)
-    return b.forward(x, axes, norm, real, **keywords), max_where(jnp.max, max_of, max_if, max_of.dtype)
+    return b.forward(x, axes, norm, real, **keywords)
 
 
 def inverse(k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, s: tuple[int, ...] | None, name: str, *,

@@ -2,57 +2,20 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 from jax.sharding import NamedSharding
 
 from . import _dispatch
 from ._layout import NO_NYQUIST
 from ._validate import as_array, check_drop_nyquist, check_norm, normalize_axes, parse_s, transform_dtype
-from ._warn import deprecated
 from .backends import Backend
-
-F = TypeVar("F", bound=Callable[..., jax.Array])
-
-
-def _positional_s(old: tuple[str, ...], new_count: int) -> Callable[[F], F]:
-    """Accept the pre-0.2 positional order ``f(k, s, ...)`` (``old`` names) for one release, with a warning.
-
-    A call takes the old order when its first positional argument after ``k`` is a sequence (an ``s``: the new
-    order has an int, None or a norm string there), when ``None`` is followed by an int (old ``s=None, ndim=3``:
-    the new order would make that int ``axes``, which must be a sequence), or when it has more positional
-    arguments than the new signature.
-    """
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def inner(k: Any, *args: Any, **kwargs: Any) -> jax.Array:
-            first = args[0] if args else None
-            looks_like_s = first is not None and not isinstance(first, (str, int, np.integer))
-            none_then_int = len(args) > 1 and first is None and isinstance(args[1], (int, np.integer))
-            if looks_like_s or none_then_int or len(args) > new_count:
-                mapped = dict(zip(old, args))
-                both = sorted(set(mapped) & set(kwargs))
-                if both:
-                    raise TypeError(f"{fn.__name__}() got multiple values for {both}")
-                deprecated(f"{fn.__name__}(k, s, ...) with s as the second positional argument",
-                           f"{fn.__name__}(k, ..., s=s): s is a keyword argument in every inverse")
-                return fn(k, **mapped, **kwargs)
-            return fn(k, *args, **kwargs)
-
-        return inner  # type: ignore[return-value]
-
-    return wrap
 
 
 def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, name: str,
-             backend: str | Backend | None, order: str, max_of: Any = None, drop_nyquist: Any = False,
-             max_if: Any = None):
+             backend: str | Backend | None, order: str, drop_nyquist: Any = False) -> jax.Array:
     x = as_array(x)
     norm = check_norm(norm)
     ax = normalize_axes(x, ndim, axes, name)
@@ -62,40 +25,7 @@ def _forward(x: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
             raise ValueError(f"{name}: drop_nyquist=True needs an even length on the half axis {ax[-1]} (an odd "
                              f"length has no Nyquist coefficient), got shape {tuple(x.shape)}")
         real = NO_NYQUIST
-    if max_of is not None:
-        max_of = _check_max_of(max_of, x, name)
-    max_if = _check_max_if(max_if, max_of, name)
-    return _dispatch.forward(x, ax, norm, real, backend=backend, order=order, max_of=max_of, max_if=max_if)
-
-
-def _check_max_of(m: Any, x: jax.Array, name: str) -> jax.Array:
-    """``max_of`` as an array: real floating point, of ``x``'s trailing shape."""
-    m = as_array(m, "max_of")
-    if not jnp.issubdtype(m.dtype, jnp.floating):
-        raise TypeError(f"{name}: max_of must be a real floating-point array, got dtype {m.dtype}")
-    if m.ndim > x.ndim or tuple(m.shape) != tuple(x.shape[x.ndim - m.ndim:]):
-        raise ValueError(f"{name}: max_of must have a trailing part of x's shape {tuple(x.shape)} (e.g. "
-                         f"{tuple(x.shape[1:]) or tuple(x.shape)}); got shape {tuple(m.shape)}")
-    if m.size == 0:
-        raise ValueError(f"{name}: max_of is empty (shape {tuple(m.shape)}): it has no maximum")
-    return m
-
-
-def _check_max_if(w: Any, max_of: jax.Array | None, name: str) -> jax.Array | bool | None:
-    """``max_if`` as None (always; True too), False, or a boolean 0-d array; only with ``max_of``."""
-    if w is None:
-        return None
-    if max_of is None:
-        raise ValueError(f"{name}: max_if says when to take max_of's maximum; it needs max_of")
-    if isinstance(w, (bool, np.bool_)):
-        return None if w else False
-    if not hasattr(w, "dtype") or not hasattr(w, "shape"):
-        raise TypeError(f"{name}: max_if must be a boolean scalar (a bool or a 0-d bool array), got {w!r}")
-    if w.dtype != jnp.bool_:
-        raise TypeError(f"{name}: max_if must be a boolean scalar, got dtype {w.dtype}")
-    if np.ndim(w) != 0:
-        raise ValueError(f"{name}: max_if must be a scalar (0-d), got shape {tuple(np.shape(w))}")
-    return jnp.asarray(w)
+    return _dispatch.forward(x, ax, norm, real, backend=backend, order=order)
 
 
 def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | None, real: bool, s: Any,
@@ -113,8 +43,7 @@ def _inverse(k: Any, ndim: int | None, axes: Sequence[int] | None, norm: str | N
 
 def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
           norm: str | None = "backward", *, backend: str | Backend | None = None,
-          order: str = "natural", max_of: jax.Array | None = None,
-          max_if: jax.Array | bool | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+          order: str = "natural") -> jax.Array:
     """Distributed complex FFT over ``ndim`` trailing axes (or ``axes``); leading axes are batch axes.
 
     Args:
@@ -131,31 +60,18 @@ def xfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = No
         says which original axis each spectrum axis is, and :func:`xfft.wavenumbers` and
         :func:`xfft.spectral_sharding` take the same ``order``. Backends without it fall back to native with
         a one-time :class:`xfft.BackendFallbackWarning` (strict backends raise ``NotImplementedError``).
-      max_of: (keyword) a real array of ``x``'s trailing shape (laid out as those axes of ``x``), e.g. a CFL rate
-        field beside the field it transforms: also return its maximum, replicated. The native backend carries
-        each device's maximum in the transform's own all-to-alls (one more element per exchanged block), so it
-        costs no collective of its own; where the transform has no exchange across some mesh axis (one device,
-        no move), and with other backends, it is one ``jnp.max``.
-      max_if: (keyword, with ``max_of``) a boolean scalar, e.g. ``i == 0`` in a ``lax.fori_loop`` over a
-        Runge-Kutta scheme's stages, where only the first stage's CFL rate is needed: the maximum is taken and
-        carried only where it is true, and is 0 where it is false. The exchanges that carry it sit in a
-        ``lax.cond`` beside their plain twins (each device's maximum is taken inside it), so the other stages
-        pay for neither. Default None: always (as ``True``).
 
     Returns:
       The spectrum, complex dtype, with index ``[..., i, j, k]`` the wavenumber ``(kx[i], ky[j], kz[k])`` in
       natural order (same shape as ``x``). Sharding: the spectral layout reached after the fewest all-to-alls
       (slab ``P('x')`` -> ``P(None, 'x')``, pencil ``P('x', 'y')`` -> ``P(None, 'x', 'y')``); see
       :func:`xfft.spectral_sharding`. In ``"transposed"`` order the axes (shape and sharding) are permuted.
-      With ``max_of``: ``(spectrum, maximum)``, the maximum a replicated scalar of ``max_of``'s dtype.
 
     Raises:
-      TypeError: ``x`` is not an array, or has an integer/bool dtype; ``axes`` is not a sequence of ints;
-        ``max_of`` is not real floating point; ``max_if`` is not a boolean.
-      ValueError: bad ``ndim``/``axes``/``norm``/``order``, or a sharding with no even plan; ``max_of`` empty or
-        not of ``x``'s trailing shape; ``max_if`` not a scalar, or given without ``max_of``.
+      TypeError: ``x`` is not an array, or has an integer/bool dtype; ``axes`` is not a sequence of ints.
+      ValueError: bad ``ndim``/``axes``/``norm``/``order``, or a sharding with no even plan.
     """
-    return _forward(x, ndim, axes, norm, False, "xfftn", backend, order, max_of, max_if=max_if)
+    return _forward(x, ndim, axes, norm, False, "xfftn", backend, order)
 
 
 def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
@@ -193,13 +109,11 @@ def ixfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
 
 def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
            norm: str | None = "backward", *, backend: str | Backend | None = None,
-           order: str = "natural", max_of: jax.Array | None = None,
-           drop_nyquist: bool = False,
-           max_if: jax.Array | bool | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
+           order: str = "natural", drop_nyquist: bool = False) -> jax.Array:
     """Distributed real-to-complex FFT; the last transformed axis keeps ``n // 2 + 1`` coefficients.
 
-    Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the arguments
-    (``max_of`` and ``max_if`` included), sharding rules and errors of :func:`xfftn`. ``x`` must be real floating
+    Same semantics as ``numpy.fft.rfftn`` over the trailing ``ndim`` axes (or ``axes``), with the arguments,
+    sharding rules and errors of :func:`xfftn`. ``x`` must be real floating
     point (``TypeError`` otherwise).
 
     ``drop_nyquist=True`` (keyword; an even ``n``): the half axis keeps ``n // 2`` coefficients, leaving out the
@@ -209,10 +123,9 @@ def xrfftn(x: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = N
     component (dealiased ones); :func:`ixrfftn` with ``drop_nyquist=True`` inverts it, taking the Nyquist
     coefficient as zero. Other backends run it on the native backend (:class:`xfft.BackendFallbackWarning`).
     """
-    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, max_of, drop_nyquist, max_if)
+    return _forward(x, ndim, axes, norm, True, "xrfftn", backend, order, drop_nyquist)
 
 
-@_positional_s(("s", "ndim", "axes", "norm"), 3)
 def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = None,
             norm: str | None = "backward", *, s: Sequence[int] | None = None,
             backend: str | Backend | None = None, order: str = "natural", drop_nyquist: bool = False,
@@ -222,7 +135,7 @@ def ixrfftn(k: jax.Array, ndim: int | None = None, axes: Sequence[int] | None = 
     Args:
       k: half spectrum as returned by :func:`xrfftn`.
       ndim, axes, norm, backend: as :func:`xfftn` (``axes`` in natural numbering).
-      s: (keyword; positional ``ixrfftn(k, s)`` is deprecated) real-space lengths of the transformed axes; only
+      s: (keyword) real-space lengths of the transformed axes; only
         the last may differ from ``k`` (it selects an odd length ``2 m - 1`` instead of the default
         ``2 (m - 1)``). Cropping/padding: :mod:`xfft.fft`.
       order: the order of ``k``'s axes (as :func:`xrfftn` returned it); the output is in natural order. Pass
@@ -261,7 +174,6 @@ def xrfft3d(x: jax.Array, norm: str | None = "backward", *, backend: str | Backe
     return _forward(x, 3, None, norm, True, "xrfft3d", backend, order)
 
 
-@_positional_s(("s", "norm"), 1)
 def ixrfft3d(k: jax.Array, norm: str | None = "backward", *, s: Sequence[int] | None = None,
              backend: str | Backend | None = None, order: str = "natural",
              out_sharding: NamedSharding | None = None) -> jax.Array:

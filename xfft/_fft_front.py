@@ -20,7 +20,8 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from . import _dispatch
-from ._partition import Placement, execute, input_layout, placement
+from ._layout import group_size
+from ._partition import Placement, _constrain, execute, input_layout, placement
 from ._plan import plan_forward
 from ._plan_resize import plan_resize
 from ._reblock import reblock
@@ -195,19 +196,44 @@ def _gathered(local: Callable[[Any], jax.Array], a: jax.Array, pl: Placement) ->
 def transform(kind: str, inverse: bool, a: Any, s: Any, axes: Any, norm: Any, name: str,
                jfn: Callable[..., jax.Array], jargs: tuple) -> jax.Array:
     """One ``numpy.fft`` transform: ``jfn(a, *jargs)`` (``jax.numpy.fft`` itself) off a mesh, else the planned
-    path after ``jax.numpy.fft``'s own checks of that call (a 1D function's ``jargs`` is ``(n, axis, norm)``)."""
+    path after ``jax.numpy.fft``'s own checks of that call (a 1D function's ``jargs`` is ``(n, axis, norm)``),
+    its output sharded as ``jax.numpy.fft``'s on an Explicit mesh (:func:`like_input`)."""
+    a, pl = placed(a)
+    if pl is None:
+        return jfn(a, *jargs)
+    return like_input(_planned(kind, inverse, a, pl, s, axes, norm, name, jfn, jargs), pl)
+
+
+def like_input(y: jax.Array, pl: Placement) -> jax.Array:
+    """``y`` sharded as the input placed as ``pl`` was, which is ``jax.numpy.fft``'s output sharding on an Explicit
+    mesh (there the sharding is part of an array's type: a slice or a sum with arrays sharded like the input must
+    type-check as it does for ``jax.numpy.fft``'s result). One reshard where the plan left another layout (a
+    slab's spectrum ``P(None, 'x')`` back to ``P('x')``: one all-to-all per mesh axis moved). ``y`` keeps the plan's
+    layout where the input's does not split its shape evenly (a crop of a sharded axis to a length its devices do
+    not divide: no gather), and on an Auto mesh, where XLA reshards it if a later operation needs another layout."""
+    here = placement(y)
+    if not pl.explicit or pl.layout is None or here is None or here.layout is None:
+        return y
+    sizes = dict(pl.mesh_sizes)
+    if any(n % group_size(g, sizes) for n, g in zip(y.shape, pl.layout)):
+        return y
+    return _constrain(y, here, pl.layout)
+
+
+def _planned(kind: str, inverse: bool, a: jax.Array, pl: Placement, s: Any, axes: Any, norm: Any, name: str,
+             jfn: Callable[..., jax.Array], jargs: tuple) -> jax.Array:
+    """:func:`transform` of a sharded ``a``, its output in the layout the plan leaves."""
 
     def local(v: Any) -> jax.Array:
         return jfn(v, *jargs)
 
-    a, pl = placed(a)
-    if pl is None:
-        return local(a)
     out = like_jax(jfn, a, *jargs)
     if len(jargs) == 3 and jfn.__name__ in _ONE_D:
         s, axes = _one(jargs[0], jargs[1], name)
     if axes is not None and len(axes) == 0:
         return a.astype(out.dtype)  # no axis to transform: the input (in the result's dtype), as jax.numpy.fft
+    if 0 in a.shape or 0 in out.shape:
+        return local(a)  # no data: jax.numpy.fft's empty result
     ax, s = _axes_s(a, s, axes, name)
     norm = check_norm(norm)
     real = kind != C2C

@@ -14,7 +14,7 @@ from ._layout import NO_NYQUIST, canonical_layout, half_length, layout_to_spec, 
 from ._lower import Program, lower_plan
 from ._order import check_order
 from ._plan import plan_forward
-from ._warn import check_x64, deprecated
+from ._warn import check_x64
 
 SLAB_AXES = ("x",)
 PENCIL_AXES = ("x", "y")
@@ -136,11 +136,14 @@ def spectral_sharding(real_sharding: NamedSharding, shape: Sequence[int] | None 
 
 
 def _sharding_first(sharding: object, shape: object, name: str) -> tuple[object, object]:
-    """``(sharding, shape)``, accepting the deprecated order ``name(shape, sharding)`` with a warning."""
+    """``(sharding, shape)``; the order ``name(shape, sharding)`` (removed) is refused naming the right one.
+
+    Raises:
+      TypeError: the shape comes first.
+    """
     if not isinstance(sharding, NamedSharding) and isinstance(shape, NamedSharding):
-        deprecated(f"{name}(shape, sharding)", f"{name}(sharding, shape) (the order of spectral_sharding and "
-                   "real_sharding)")
-        return shape, sharding
+        raise TypeError(f"{name} takes (sharding, shape), the order of spectral_sharding and real_sharding; got "
+                        "the shape first")
     return sharding, shape
 
 
@@ -154,8 +157,7 @@ def spectral_axes(sharding: NamedSharding, shape: Sequence[int], *, real: bool =
     every transform kind (FFT, real FFT, DCT/DST) over the same axes.
 
     Args:
-      sharding: the real-space ``NamedSharding`` of the field you will transform (the deprecated order
-        ``spectral_axes(shape, sharding)`` still works for one release, with a ``DeprecationWarning``).
+      sharding: the real-space ``NamedSharding`` of the field you will transform.
       shape: real-space global shape (leading batch axes included).
       real, ndim, order, drop_nyquist: as :func:`spectral_sharding`.
 
@@ -253,8 +255,7 @@ def wavenumbers(sharding: NamedSharding, shape: Sequence[int], *, real: bool = F
     ``kx, ky, kz = wavenumbers(real_sharding(mesh, (n, n, n)), (n, n, n), real=True)``.
 
     Args:
-      sharding: the real-space ``NamedSharding`` of the field you will transform (the deprecated order
-        ``wavenumbers(shape, sharding)`` still works for one release, with a ``DeprecationWarning``).
+      sharding: the real-space ``NamedSharding`` of the field you will transform.
       shape: real-space grid shape (1 to 3 axes; no batch axes).
       real: True to match :func:`xrfftn` (last axis ``n // 2 + 1`` long).
       box_length: domain length ``L`` (one value or one per axis). Default ``2 pi`` (integer wavenumbers).

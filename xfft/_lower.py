@@ -13,7 +13,10 @@ before its ``irfftn``, where it is local (a :class:`~xfft._layout.Resize` beside
 (DCT/DST) of a run are lowered the same way (the physical axis order never depends on the kinds, so
 :func:`xfft.spectral_axes` holds for every kind); within the run they are computed along their own axis, the
 Fourier axes by one FFT op. :class:`~xfft._layout.FourStep` and :class:`~xfft._layout.Gather` steps keep the
-axis order (their axis is renumbered physically).
+axis order (their axis is renumbered physically). With ``send_transposed`` (CPU devices), a move that a transpose
+follows becomes one :class:`SendTransposed` step. What the two choices are and where they apply is a
+:class:`~xfft.LoweringOptions` value; the program lists every step the interpreter
+(:func:`xfft._partition.run_program`) runs, one operation each.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from functools import lru_cache
 
 from ._layout import Fft, FourStep, Gather, Layout, Move, Plan, Resize, Rfft, Step, invert_perm, permute
 from ._matdft import factors
+from ._options import LoweringOptions
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,18 @@ class AxisDft:
     inverse: bool = False
 
 
-LocalStep = Transpose | TrailingFft | AxisDft | Move | Resize | FourStep | Gather
+@dataclass(frozen=True)
+class SendTransposed:
+    """The all-to-all of ``move`` followed by the local transpose ``perm`` (as :class:`Transpose`), run as one
+    exchange whose sender puts each destination chunk in the output's axis order first
+    (:func:`xfft._exchange.move_then_transpose`): the same array, without the strided pass that stacks the
+    received chunks. Appears only in lowered programs (``LoweringOptions.send_transposed``)."""
+
+    move: Move
+    perm: tuple[int, ...]
+
+
+LocalStep = Transpose | TrailingFft | AxisDft | Move | SendTransposed | Resize | FourStep | Gather
 
 
 @dataclass(frozen=True)
@@ -175,9 +190,25 @@ def _lower_in_place(run: list[Fft], perm: list[int], steps: list[LocalStep]) -> 
     return natural
 
 
+def _send_transposed(steps: list[LocalStep]) -> list[LocalStep]:
+    """``steps`` with each :class:`~xfft._layout.Move` that a :class:`Transpose` follows made one
+    :class:`SendTransposed`."""
+    out: list[LocalStep] = []
+    for s in steps:
+        if isinstance(s, Transpose) and out and isinstance(out[-1], Move):
+            out[-1] = SendTransposed(out[-1], s.perm)
+        else:
+            out.append(s)
+    return out
+
+
+#: the lowering that assumes nothing of the devices (no matrix DFTs, plain exchanges): one device, and layouts
+PLAIN = LoweringOptions()
+
+
 @lru_cache(maxsize=512)
 def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: bool = True,
-               matrix_dft: bool = False, shape: tuple[int, ...] = ()) -> Program:
+               options: LoweringOptions = PLAIN, shape: tuple[int, ...] = ()) -> Program:
     """Lower ``plan`` to a :class:`Program` over physical axes with as few transposes and FFT ops as possible.
 
     Args:
@@ -185,8 +216,10 @@ def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: 
       in_perm: the logical axis held by each physical input axis (default: natural order).
       natural_out: end in natural order (at most one final transpose); False keeps the order the transforms
         leave (the ``"transposed"`` spectral order).
-      matrix_dft: run the last run of a natural-order program (the first of an inverse from natural order) in
-        place (:class:`AxisDft`), so that the natural order costs no transpose of its own (module docstring).
+      options: the lowering choices (part of the cache key). ``matrix_dft``: run the last run of a natural-order
+        program (the first of an inverse from natural order) in place (:class:`AxisDft`), so that the natural
+        order costs no transpose of its own (module docstring); ``send_transposed``: a move that a transpose
+        follows is one :class:`SendTransposed` step.
       shape: the global shape of the input in natural order, if known: a run whose lengths have no small factors
         keeps its FFT op and transposes.
 
@@ -203,7 +236,7 @@ def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: 
     steps: list[LocalStep] = []
     groups = _local_groups(plan.steps)
     lengths = plan.out_shape if plan.out_shape and natural_out else shape  # a forward's last run, an inverse's first
-    in_place = _in_place(groups, start, natural_out, tuple(lengths)) if matrix_dft else None
+    in_place = _in_place(groups, start, natural_out, tuple(lengths)) if options.matrix_dft else None
     for i, g in enumerate(groups):
         if isinstance(g, Move):
             steps.append(Move(g.mesh_axes, perm.index(g.src), perm.index(g.dst), g.src_len, g.dst_len))
@@ -243,4 +276,6 @@ def lower_plan(plan: Plan, in_perm: tuple[int, ...] | None = None, natural_out: 
         steps.append(Transpose(invert_perm(tuple(perm))))
         perm = sorted(perm)
     out = tuple(perm)
+    if options.send_transposed:
+        steps = _send_transposed(steps)
     return Program(tuple(steps), start, out, permute(plan.in_layout, start), permute(plan.out_layout, out))

@@ -21,12 +21,11 @@ from jax.sharding import NamedSharding
 from . import _dispatch
 from ._layout import KINDS, NO_NYQUIST
 from ._validate import as_array, axes_list, check_drop_nyquist, check_norm
-from ._warn import deprecated
 from .backends import Backend
 
 
 def _axes(x: jax.Array, axes: Any, count: int | None, name: str) -> tuple[int, ...]:
-    """Normalize ``axes`` (default: the last ``count``, or all axes; more than 3 of them is deprecated)."""
+    """Normalize ``axes`` (default: the last ``count``, or all axes of an array of at most 3 axes)."""
     if axes is not None:
         return axes_list(axes, x.ndim, name)
     if count is not None:
@@ -34,9 +33,8 @@ def _axes(x: jax.Array, axes: Any, count: int | None, name: str) -> tuple[int, .
             raise ValueError(f"{name}: kinds names {count} axes but x has only {x.ndim}")
         return tuple(range(x.ndim - count, x.ndim))
     if x.ndim > 3:
-        deprecated(f"{name}(x) with axes=None on an array of {x.ndim} axes (all axes transformed)",
-                   f"{name}(x, axes={tuple(range(x.ndim))}) (like xfftn, axes=None will mean all axes of an "
-                   "array of at most 3 axes)")
+        raise ValueError(f"{name}: x has {x.ndim} axes; pass axes=... to say which are transformed and which are "
+                         f"batch axes (axes={tuple(range(x.ndim))} transforms them all)")
     if x.ndim == 0:
         raise ValueError(f"{name}: axes must not be empty (x is a scalar)")
     return tuple(range(x.ndim))
@@ -165,7 +163,7 @@ def _positional_n(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
 @_positional_n
 def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None = None,
            norm: str | None = "backward", *, s: Sequence[int] | None = None,
-           backend: str | Backend | None = None, order: str = "natural", n: int | None = None,
+           backend: str | Backend | None = None, order: str = "natural",
            drop_nyquist: bool = False, out_sharding: NamedSharding | None = None) -> jax.Array:
     """Inverse of :func:`xr2rn` with the same ``kinds``, ``axes`` and ``norm``; returns the input's layout.
 
@@ -175,7 +173,6 @@ def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None 
       s: (keyword) real-space lengths of the transformed axes, one per entry of ``kinds``. Only the ``"rfft"``
         axis may differ from ``k`` (its default is ``2 * (m - 1)`` for a half axis of length ``m``); with
         ``order="transposed"`` it also says which real shape a permuted spectrum has.
-      n: deprecated: the real length of the ``"rfft"`` axis; write ``s=`` instead.
       drop_nyquist: (keyword) ``k``'s ``"rfft"`` axis holds ``n // 2`` coefficients without the Nyquist one (as
         :func:`xr2rn` with ``drop_nyquist=True`` gives them); the real length defaults to twice that.
       out_sharding: (keyword) as :func:`xfft.ixfftn`.
@@ -184,19 +181,12 @@ def ixr2rn(k: jax.Array, kinds: Sequence[str], axes: Sequence[int] | int | None 
       Complex if a kind is ``"fft"``, real if one is ``"rfft"`` or all are DCT/DST of real ``k``.
 
     Raises:
-      As :func:`xr2rn`; ``ValueError`` for an ``s`` (or ``n``) that does not match the half axis, or both given.
+      As :func:`xr2rn`; ``ValueError`` for an ``s`` that does not match the half axis.
     """
     k = as_array(k, "k")
     kinds = _kinds(kinds, None, "ixr2rn")
     ax = _axes(k, axes, len(kinds), "ixr2rn")
     _kinds(kinds, ax, "ixr2rn")
-    if n is not None:
-        if s is not None:
-            raise ValueError("ixr2rn: pass s= only (n= is its deprecated spelling), not both")
-        if "rfft" not in kinds:
-            raise ValueError(f"ixr2rn: n={n} is the length of the 'rfft' axis, but kinds {kinds} has none")
-        deprecated("ixr2rn(..., n=n)", "ixr2rn(..., s=...) with one real length per transformed axis")
-        s = tuple(int(n) if kd == "rfft" else k.shape[a] for a, kd in zip(ax, kinds))
     return _transform(k, kinds, ax, norm, "ixr2rn", True, s=s, backend=backend, order=order,
                       drop_nyquist=drop_nyquist, out_sharding=out_sharding)
 
@@ -219,8 +209,8 @@ def xdctn(x: jax.Array, type: int = 2, axes: Sequence[int] | int | None = None,
       x: real (or complex: real and imaginary parts transformed) array, sharded in any way that
         :func:`xfft.xfftn` accepts over the same axes, or on one device.
       type: 1, 2 (default), 3 or 4.
-      axes: axes to transform (an int or a sequence). Default: all axes (up to 3; ``axes=None`` on an array of
-        more axes is deprecated: name them).
+      axes: axes to transform (an int or a sequence). Default: all axes of an array of at most 3 axes (name
+        them for more: ``ValueError`` otherwise).
       norm: ``"backward"`` (default; None means the same, as in scipy), ``"ortho"`` (orthogonalized, as scipy)
         or ``"forward"``.
       backend, order: as :func:`xfft.xfftn`.

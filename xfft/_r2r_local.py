@@ -1,17 +1,20 @@
 """Local (one-device) 1D DCT and DST of types 1-4 along one axis, computed with FFTs, with scipy's norms.
 
 Each transform is an FFT of a symmetric extension (types 1 and 2) or of a twiddled, zero-padded sequence (types 3
-and 4), so it is exact to round-off, differentiable and batchable (plain ``jax.numpy``). Definitions, lengths and
-the ``norm`` conventions (``"backward"``, ``"ortho"`` with orthogonalization, ``"forward"``) are those of
+and 4), or, for a type-1 DCT whose extension's length has a large prime factor, one product with its cosine matrix
+(:func:`dense_dct1`), so it is exact to round-off, differentiable and batchable (plain ``jax.numpy``). Definitions,
+lengths and the ``norm`` conventions (``"backward"``, ``"ortho"`` with orthogonalization, ``"forward"``) are those of
 ``scipy.fft.dct``/``dst``; complex input is transformed as ``T(re) + 1j T(im)`` (every transform is real).
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 #: inverse type of each type: ``idct(type=t) = dct(type=INVERSE_TYPE[t]) / scale``
 INVERSE_TYPE = {1: 1, 2: 3, 3: 2, 4: 4}
@@ -36,12 +39,63 @@ def _cdtype(x: jax.Array):
     return jnp.result_type(x.dtype, jnp.complex64)
 
 
+def _largest_prime_factor(m: int) -> int:
+    p, f = 1, 2
+    while f * f <= m:
+        while m % f == 0:
+            p, m = f, m // f
+        f += 1
+    return max(p, m)
+
+
+def dense_dct1(n: int) -> bool:
+    """Whether the type-1 DCT of ``n`` points is one product with its ``n x n`` cosine matrix rather than an FFT
+    of its ``2(n-1)``-point even extension.
+
+    Where ``n - 1`` has a prime factor ``p > 7`` and ``n <= 4p`` (``n <= 1024``), e.g. ``n = 32, 128, 192``, FFT
+    libraries transform the extension with an O(p) pass per point (XLA CPU's 254-point real FFT costs several times
+    the 256-point one) and the FFT route moves the axis last and back; the product, O(n) per point, reads the axis
+    where it lies. Elsewhere (e.g. ``n = 33, 129``, or ``n = 512`` with ``511 = 7 * 73``) the FFT is the faster.
+
+    Args:
+      n: points along the axis.
+
+    Returns:
+      True for the matrix product.
+    """
+    if n < 3 or n > 1024:
+        return False
+    p = _largest_prime_factor(n - 1)
+    return p > 7 and n <= 4 * p
+
+
+@lru_cache(maxsize=32)
+def _dct1_table(n: int) -> np.ndarray:
+    """``M[k, j] = w_j cos(pi j k / (n - 1))`` (``w = 1`` at both ends, else 2): the unnormalized DCT-I."""
+    j = np.arange(n)
+    big = n - 1
+    table = np.cos(np.pi * (np.outer(j, j) % (2 * big)) / big) * np.where((j == 0) | (j == big), 1.0, 2.0)
+    table.setflags(write=False)
+    return table
+
+
+def _dct1_dense(x: jax.Array, axis: int) -> jax.Array:
+    """The unnormalized DCT-I of real ``x`` along ``axis`` as one matrix product (the axis stays where it lies)."""
+    m = jnp.asarray(_dct1_table(x.shape[axis]), x.dtype)
+    hi = jax.lax.Precision.HIGHEST
+    if axis == x.ndim - 1:
+        return jnp.tensordot(x, m, axes=(axis, 1), precision=hi)
+    return jnp.moveaxis(jnp.tensordot(m, x, axes=(1, axis), precision=hi), 0, axis)
+
+
 def _raw(x: jax.Array, kind: str, t: int, axis: int) -> jax.Array:
     """Unnormalized (``norm="backward"``) forward transform of real ``x`` along ``axis``."""
     n, nd, cd = x.shape[axis], x.ndim, _cdtype(x)
     if kind == "dct" and t == 1:
         if n < 2:
             raise ValueError(f"a type-1 DCT needs at least 2 points along axis {axis}, got {n}")
+        if dense_dct1(n):
+            return _dct1_dense(x, axis)
         v = jnp.concatenate([x, jnp.flip(_sl(x, axis, 1, n - 1), axis)], axis=axis)
         return jnp.fft.rfft(v, axis=axis).real  # the 2(n-1)-point extension's n = (2(n-1))//2 + 1 coefficients
     if kind == "dst" and t == 1:

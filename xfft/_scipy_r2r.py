@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._fft_front import C2C, placed, resize, transform
+from ._fft_front import C2C, like_input, placed, resize, transform
 from ._r2r import ixdctn, ixdstn, xdctn, xdstn
 
 SQRT2 = math.sqrt(2.0)
@@ -196,7 +196,8 @@ def r2r(kind: str, inverse: bool, x: Any, type: Any, s: Any, axes: Any, norm: An
     y = f(x, type, axes=tuple(axes), norm=norm)
     if ortho != native:
         y = _edges(y, axes, post, 1 / SQRT2 if ortho else SQRT2)
-    return y
+    pl = placed(x)[1]
+    return y if pl is None else like_input(y, pl)
 
 
 def _sharded_1d(x: jax.Array, kind: str, t: int, axes: list[int], norm: str, inverse: bool, ortho: bool,

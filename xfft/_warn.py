@@ -1,4 +1,4 @@
-"""Warnings that point at the caller's code: deprecated spellings, lost precision, backend fallbacks."""
+"""Warnings that point at the caller's code: lost precision, backend fallbacks."""
 
 from __future__ import annotations
 
@@ -21,12 +21,6 @@ def stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
-
-
-def deprecated(old: str, new: str) -> None:
-    """Warn with ``DeprecationWarning`` that the spelling ``old`` goes away next release; ``new`` is what to write."""
-    warnings.warn(f"{old} is deprecated and will stop working in the next release of xfft; write {new} instead",
-                  DeprecationWarning, stacklevel=stacklevel())
 
 
 _X64_WARNED: set[str] = set()

@@ -7,9 +7,11 @@ distributed code, under ``jax.jit``, ``jax.grad`` and ``jax.vmap``:
   so the same XLA op and the same errors);
 - a sharded array runs xfft's planned transform: local FFTs and all-to-alls in ``jax.shard_map``, never an
   all-gather, also when its transformed axes are not sharded (``jax.numpy.fft`` all-gathers a batch-sharded
-  array on an Explicit mesh). The result is sharded the way the plan leaves it (slab ``P('x')`` ->
-  ``P(None, 'x')`` for ``fftn``); an inverse returns the layout its forward started from, so round trips keep
-  the input's sharding (:func:`xfft.spectral_sharding` says where a spectrum lands);
+  array on an Explicit mesh). On an Explicit mesh, where the sharding is part of an array's type, the result is
+  sharded like the input, as ``jax.numpy.fft``'s is (so slices and sums with arrays sharded like the input
+  type-check the same): the plan's all-to-alls, then one reshard back where the plan left another layout (a
+  slab's ``fftn``: two all-to-alls; :func:`xfft.xfftn` keeps the plan's ``P(None, 'x')`` at one). On an Auto mesh
+  the result keeps the plan's layout (:func:`xfft.spectral_sharding`), and XLA reshards it where needed;
 - arguments get ``jax.numpy.fft``'s own checks first, so a bad one raises what ``jax.numpy.fft`` raises (type
   and message); an empty ``axes`` returns the input;
 - ``s=``/``n=`` crop or zero-pad the input like numpy, each axis where it is local (a sharded axis first lends
@@ -24,11 +26,10 @@ distributed code, under ``jax.jit``, ``jax.grad`` and ``jax.vmap``:
   :func:`xfft.xdctn`/:func:`xfft.xdstn`.
 
 Remaining differences from ``numpy.fft`` (the guide page "xfft.fft" lists them with the cost of each data
-movement): the output sharding above (slicing a result along its sharded axis needs a reshard first); no
-``out=``; repeated ``axes`` raise (as in ``jax.numpy.fft``); integer input becomes complex64/float32 (as in
-``jax.numpy.fft``); on an Auto mesh under ``jax.jit`` the input's sharding is not visible, so xfft assumes
-:func:`xfft.real_sharding`'s layout (XLA reshards other inputs) and runs ``jax.numpy.fft`` on the gathered array
-where no distributed plan exists for that layout.
+movement): no ``out=``; repeated ``axes`` raise (as in ``jax.numpy.fft``); integer input becomes
+complex64/float32 (as in ``jax.numpy.fft``); on an Auto mesh under ``jax.jit`` the input's sharding is not
+visible, so xfft assumes :func:`xfft.real_sharding`'s layout (XLA reshards other inputs) and runs
+``jax.numpy.fft`` on the gathered array where no distributed plan exists for that layout.
 """
 
 from __future__ import annotations
@@ -74,9 +75,9 @@ def fftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | Non
       norm: None/``"backward"``, ``"ortho"`` or ``"forward"``.
 
     Returns:
-      Complex spectrum. Sharding: one device in, one device out; a sharded array gives the spectral layout of
-      :func:`xfft.xfftn` over ``axes`` (slab ``P('x')`` -> ``P(None, 'x')``, pencil ``P('x', 'y')`` ->
-      ``P(None, 'x', 'y')``; transformed axes unsharded: unchanged, no communication).
+      Complex spectrum. Sharding: one device in, one device out; on an Explicit mesh, sharded like ``a`` (as
+      ``jax.numpy.fft``; where that layout does not split the output shape evenly, the plan's); on an Auto mesh,
+      the spectral layout of :func:`xfft.xfftn` over ``axes`` (slab ``P('x')`` -> ``P(None, 'x')``).
 
     Raises:
       TypeError: ``a`` is not an array, or ``s``/``axes`` are not ints. ValueError: bad ``s``, ``axes`` or
@@ -90,8 +91,7 @@ def ifftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | No
     """N-dimensional inverse FFT, like ``numpy.fft.ifftn``. Args, Raises as :func:`fftn`.
 
     Returns:
-      Complex array; a sharded spectrum returns to the layout whose :func:`fftn` gives its layout (a round trip
-      keeps the input's sharding).
+      Complex array, sharded as :func:`fftn`'s (a round trip keeps the input's sharding).
     """
     return _transform(_C2C, True, a, s, axes, norm, "ifftn", jnp.fft.ifftn, (s, axes, norm))
 
@@ -101,7 +101,7 @@ def rfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | No
     """N-dimensional real FFT, like ``numpy.fft.rfftn``: the last of ``axes`` keeps ``n // 2 + 1`` coefficients.
 
     Args, Raises as :func:`fftn` (``a`` must be real: ``TypeError`` otherwise). Returns the half spectrum,
-    sharded like :func:`xfft.xrfftn`'s (a pencil's half axis rarely divides: ``P(None, ('x', 'y'), None)``).
+    sharded as :func:`fftn`'s (on an Auto mesh like :func:`xfft.xrfftn`'s).
     """
     return _transform(_R2C, False, a, s, axes, norm, "rfftn", jnp.fft.rfftn, (s, axes, norm))
 
@@ -117,7 +117,7 @@ def irfftn(a: jax.Array, s: Sequence[int] | None = None, axes: Sequence[int] | N
       axes, norm: as :func:`fftn`.
 
     Returns:
-      Real array; a sharded spectrum returns to the layout whose :func:`rfftn` gives its layout.
+      Real array, sharded as :func:`fftn`'s (a round trip keeps the input's sharding).
 
     Raises:
       As :func:`fftn`.

@@ -1,4 +1,5 @@
-"""One API: signatures agree across transforms, deprecated spellings warn (at the caller) and still work, the r2r
+"""One API: signatures agree across transforms, the spellings removed in the release after their deprecation are
+refused naming what to write, the r2r
 transforms take ``backend=``/``order=`` through the one execution path, the typed Backend protocol, and the
 one-time warning for float64 input with JAX's 64-bit mode off."""
 
@@ -42,53 +43,33 @@ def test_signatures_agree():
         assert list(inspect.signature(f).parameters)[1] == "shape", f.__name__
 
 
-def _warns_here(match):
-    """pytest.warns(DeprecationWarning) that also checks the warning points at this file (the caller's line)."""
-
-    class Ctx:
-        def __enter__(self):
-            self.cm = pytest.warns(DeprecationWarning, match=match)
-            self.rec = self.cm.__enter__()
-            return self
-
-        def __exit__(self, *exc):
-            out = self.cm.__exit__(*exc)
-            assert any(w.filename == __file__ for w in self.rec.list), [w.filename for w in self.rec.list]
-            return out
-
-    return Ctx()
-
-
-def test_deprecated_spellings_warn_and_still_work():
+def test_removed_spellings_are_refused_naming_the_argument():
+    """The spellings deprecated in 0.2.0 and 0.3.0 are gone: each raises an error that names the argument (no
+    warning, no silent reinterpretation); ``max_of``/``max_if`` are no arguments of the forward transforms."""
     m = mesh((8,))
     a = random((16, 8, 12), np.float64)
     s = NamedSharding(m, PartitionSpec("x"))
-    x = jax.device_put(a, s)
-    k = xfft.xrfft3d(x)
-    want = np.asarray(xfft.ixrfft3d(k, s=a.shape))
-    with _warns_here("ixrfft3d\\(k, s, ...\\).*s=s"):
-        assert rel_err(xfft.ixrfft3d(k, a.shape), want) == 0
-    with _warns_here("ixrfftn"):
-        assert rel_err(xfft.ixrfftn(k, a.shape), want) == 0
-    with _warns_here("ixrfftn"):  # the old order: s=None, ndim=3
-        assert rel_err(xfft.ixrfftn(k, None, 3), want) == 0
-    h = xfft.xr2rn(x, ("dst2", "fft", "rfft"))
-    back = np.asarray(xfft.ixr2rn(h, ("dst2", "fft", "rfft"), s=(16, 8, 12)))
-    with _warns_here("n=n.*s="):
-        assert rel_err(xfft.ixr2rn(h, ("dst2", "fft", "rfft"), n=12), back) == 0
-    with _warns_here("n=n"):
-        assert rel_err(xfft.ixr2rn(h, ("dst2", "fft", "rfft"), None, "backward", 12), back) == 0
-    with _warns_here("spectral_axes\\(sharding, shape\\)"):
-        assert xfft.spectral_axes(a.shape, s, order="transposed") == xfft.spectral_axes(s, a.shape,
-                                                                                       order="transposed")
-    with _warns_here("wavenumbers\\(sharding, shape\\)"):
-        old = xfft.wavenumbers(a.shape, s, real=True)
-    for o, n in zip(old, xfft.wavenumbers(s, a.shape, real=True)):
-        np.testing.assert_array_equal(np.asarray(o), np.asarray(n))
-    with _warns_here("axes=\\(0, 1, 2, 3\\)"):
-        assert rel_err(xfft.xdctn(random((2, 4, 4, 4), np.float64)), sf.dctn(random((2, 4, 4, 4), np.float64))) < 1e-12
-    with pytest.raises(ValueError, match="not both"):
-        xfft.ixr2rn(h, ("dst2", "fft", "rfft"), s=(16, 8, 12), n=12)
+    k = xfft.xrfft3d(jax.device_put(a, s))
+    h = xfft.xr2rn(jax.device_put(a, s), ("dst2", "fft", "rfft"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises((TypeError, ValueError), match="norm"):
+            xfft.ixrfft3d(k, a.shape)  # s positional
+        with pytest.raises(TypeError, match="ndim"):
+            xfft.ixrfftn(k, a.shape)
+        with pytest.raises(TypeError, match="axes"):
+            xfft.ixrfftn(k, None, 3)  # the old order: s=None, ndim=3
+        with pytest.raises(TypeError, match="'n'"):
+            xfft.ixr2rn(h, ("dst2", "fft", "rfft"), n=12)
+        with pytest.raises(TypeError, match=r"spectral_axes takes \(sharding, shape\)"):
+            xfft.spectral_axes(a.shape, s)
+        with pytest.raises(TypeError, match=r"wavenumbers takes \(sharding, shape\)"):
+            xfft.wavenumbers(a.shape, s, real=True)
+        with pytest.raises(ValueError, match=r"axes=\(0, 1, 2, 3\)"):
+            xfft.xdctn(random((2, 4, 4, 4), np.float64))
+    for f in (xfft.xfftn, xfft.xrfftn):
+        assert not {"max_of", "max_if"} & set(inspect.signature(f).parameters), f.__name__
+    assert not hasattr(xfft, "cpu_matrix_dft") and not hasattr(xfft, "keep_host_memory")
 
 
 @pytest.mark.parametrize("mesh_shape,spec", [((8,), ("x",)), ((2, 4), ("x", "y"))], ids=["slab", "pencil"])
@@ -149,19 +130,19 @@ def test_backend_protocol_is_typed():
     native = backends.get_backend("native")
     assert isinstance(native, backends.Backend)
     assert native.supports_order and native.kinds == frozenset(xfft.R2R_KINDS) and not native.strict
-    assert native.carries_max and native.drops_nyquist and native.takes_real_layout
-    assert set(backends.Backend.__annotations__) == {"name", "supports_order", "kinds", "strict", "carries_max",
-                                                     "drops_nyquist", "takes_real_layout"}
+    assert native.drops_nyquist and native.takes_real_layout
+    assert set(backends.Backend.__annotations__) == {"name", "supports_order", "kinds", "strict", "drops_nyquist",
+                                                     "takes_real_layout"}
     assert {"order", "kinds"} <= set(inspect.signature(backends.Backend.forward).parameters)
     assert "real_layout" in inspect.signature(type(native).inverse).parameters
     minimal = DelegatingBackend("minimal")
-    assert [backends.capability(minimal, a) for a in ("supports_order", "kinds", "strict", "carries_max",
-                                                       "drops_nyquist", "takes_real_layout")] == [
-        False, frozenset({"fft", "rfft"}), False, False, False, False]
+    assert [backends.capability(minimal, a) for a in ("supports_order", "kinds", "strict", "drops_nyquist",
+                                                       "takes_real_layout")] == [
+        False, frozenset({"fft", "rfft"}), False, False, False]
     from xfft.backends.jaxdecomp import JaxDecompBackend
 
     assert JaxDecompBackend.supports_order is False and JaxDecompBackend.kinds == frozenset({"fft", "rfft"})
-    assert JaxDecompBackend.carries_max is False and JaxDecompBackend.drops_nyquist is False
+    assert JaxDecompBackend.drops_nyquist is False
     assert JaxDecompBackend.takes_real_layout is False
 
 

@@ -24,6 +24,7 @@ Before this lowering (plans run step by step with ``jnp.fft``) the lowered Stabl
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import jax
@@ -37,6 +38,7 @@ import xfft
 from xfft._layout import spec_to_layout
 from xfft._lower import Transpose, lower_plan
 from xfft._plan import plan_forward
+from xfft.backends.native import NativeBackend
 
 SHAPE = (16, 16, 16)
 # mesh shape, spec, transposes natural (accelerator lowering) / transposed / natural on CPU, FFT ops per direction
@@ -61,10 +63,12 @@ def _fft_ops(text: str) -> int:
     return len(re.findall(r"[\s=]fft\(", text))
 
 
-def _transforms(real: bool, order: str):
+def _transforms(real: bool, order: str, backend=None):
     if real:
-        return (lambda x: xfft.xrfft3d(x, order=order)), (lambda k: xfft.ixrfft3d(k, s=SHAPE, order=order))
-    return (lambda x: xfft.xfft3d(x, order=order)), (lambda k: xfft.ixfft3d(k, order=order))
+        return ((lambda x: xfft.xrfft3d(x, order=order, backend=backend)),
+                (lambda k: xfft.ixrfft3d(k, s=SHAPE, order=order, backend=backend)))
+    return ((lambda x: xfft.xfft3d(x, order=order, backend=backend)),
+            (lambda k: xfft.ixfft3d(k, order=order, backend=backend)))
 
 
 @pytest.mark.parametrize("where", ["array", "mesh1"])
@@ -119,7 +123,8 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
     plan = plan_forward(SHAPE, spec_to_layout(spec, 3), (0, 1, 2),
                         tuple(zip(m.axis_names, m.axis_sizes)), real)
     for matrix_dft, n in ((True, want), (False, n_nat if natural else n_tr)):
-        assert sum(isinstance(s, Transpose) for s in lower_plan(plan, None, natural, matrix_dft).steps) == n
+        options = xfft.LoweringOptions(matrix_dft=matrix_dft)
+        assert sum(isinstance(s, Transpose) for s in lower_plan(plan, None, natural, options).steps) == n
     # A move followed by a transpose runs transposed on the sending side (xfft._exchange): one more transpose
     # per such move, a reorder of whole rows that keeps the minor-most axis.
     moves = count_op(_compiled(fwd, x), "all-to-all")
@@ -135,22 +140,22 @@ def test_distributed_transposes_only_where_movement_forces(mesh_shape, spec, n_n
 @pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
 def test_natural_order_costs_no_more_transposes_than_transposed(mesh_shape, spec, real):
     """On CPU, natural order holds no more minor-axis transposes than transposed order, forward and inverse, and
-    at most 3 local blocks of temporaries; the lowering for accelerators (``xfft.cpu_matrix_dft(False)``) has one
-    more each way. Both give the same numbers to round-off."""
+    at most 3 local blocks of temporaries; the lowering for accelerators (``LoweringOptions(matrix_dft=False)``,
+    passed to the native backend) has one more each way. Both give the same numbers to round-off."""
     m = mesh(mesh_shape, "explicit")
     a = np.random.default_rng(5).standard_normal(SHAPE).astype(np.float32 if real else np.complex64)
     x = put(a, NamedSharding(m, spec))
     counts, values = {}, {}
     for matrix_dft in (True, False):
-        with xfft.cpu_matrix_dft(matrix_dft):
-            for order in ("natural", "transposed"):
-                fwd, inv = _transforms(real, order)
-                k = jax.jit(fwd)(x)
-                counts[matrix_dft, order] = (_minor_transposes(jax.jit(fwd).lower(x).as_text()),
-                                             _minor_transposes(jax.jit(inv).lower(k).as_text()))
-                compiled = jax.jit(fwd).lower(x).compile()
-                assert compiled.memory_analysis().temp_size_in_bytes <= 3 * a.nbytes * (1 + real) // m.size
-                values[matrix_dft, order] = np.asarray(k)
+        backend = NativeBackend(xfft.LoweringOptions(matrix_dft=matrix_dft, send_transposed=True))
+        for order in ("natural", "transposed"):
+            fwd, inv = _transforms(real, order, backend)
+            k = jax.jit(fwd)(x)
+            counts[matrix_dft, order] = (_minor_transposes(jax.jit(fwd).lower(x).as_text()),
+                                         _minor_transposes(jax.jit(inv).lower(k).as_text()))
+            compiled = jax.jit(fwd).lower(x).compile()
+            assert compiled.memory_analysis().temp_size_in_bytes <= 3 * a.nbytes * (1 + real) // m.size
+            values[matrix_dft, order] = np.asarray(k)
     for way in (0, 1):
         assert counts[True, "natural"][way] <= counts[True, "transposed"][way]
         assert counts[False, "natural"][way] == counts[False, "transposed"][way] + 1
@@ -160,20 +165,33 @@ def test_natural_order_costs_no_more_transposes_than_transposed(mesh_shape, spec
     np.testing.assert_array_equal(values[True, "transposed"], values[False, "transposed"])
 
 
-def test_cpu_matrix_dft_takes_a_bool_and_restores_the_default():
-    with pytest.raises(TypeError, match="enabled must be a bool"):
-        with xfft.cpu_matrix_dft("no"):
-            pass
+def test_lowering_options_are_a_value_defaulted_per_platform():
+    """``xfft.LoweringOptions`` is a frozen, hashable value (checked: bools only); CPU devices default to both
+    choices on, accelerators to both off; the native backend without options lowers with its devices'
+    defaults (the same program text), and one given explicitly is what the program is traced with, whatever
+    was traced before it (no global decides)."""
+    cpu, accel = xfft.LoweringOptions.for_platform("cpu"), xfft.LoweringOptions.for_platform("gpu")
+    assert cpu == xfft.LoweringOptions(matrix_dft=True, send_transposed=True)
+    assert accel == xfft.LoweringOptions.for_platform("tpu") == xfft.LoweringOptions()
+    assert len({cpu, accel, xfft.LoweringOptions(matrix_dft=True, send_transposed=True)}) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cpu.matrix_dft = False
+    with pytest.raises(TypeError, match="matrix_dft must be a bool"):
+        xfft.LoweringOptions(matrix_dft="no")
+    with pytest.raises(TypeError, match="platform"):
+        xfft.LoweringOptions.for_platform(None)
+    with pytest.raises(TypeError, match="lowering must be"):
+        NativeBackend(lowering={"matrix_dft": False})
     m = mesh((8,), "explicit")
     x = jax.ShapeDtypeStruct(SHAPE, np.complex64, sharding=NamedSharding(m, PartitionSpec("x")))
 
-    def count():  # a new function each time: JAX reuses the trace of a function it has seen with these types
-        return _minor_transposes(jax.jit(lambda a: xfft.xfft3d(a)).lower(x).as_text())
+    def text(backend):  # a new function each time: JAX reuses the trace of a function it has seen with these types
+        return jax.jit(lambda a: xfft.xfft3d(a, backend=backend)).lower(x).as_text()
 
-    before = count()
-    with xfft.cpu_matrix_dft(False):  # natural order restored by transposes, as on accelerators
-        assert count() > before
-    assert count() == before
+    default, plain = text(None), text(NativeBackend(accel))
+    assert text(NativeBackend(cpu)) == default != plain
+    assert _minor_transposes(plain) > _minor_transposes(default)  # natural order restored by transposes
+    assert text(None) == default
 
 
 def test_lengths_without_small_factors_keep_the_fft_op():

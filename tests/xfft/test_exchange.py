@@ -1,8 +1,10 @@
 """The exchange of a move with the transpose after it done on the sending side (``xfft._exchange``).
 
-On CPU devices a move that the lowered program transposes right after runs as
+On CPU devices (``xfft.LoweringOptions.send_transposed``, the CPU default) a move that the lowered program
+transposes right after is one :class:`xfft._lower.SendTransposed` step, run as
 :func:`xfft._exchange.move_then_transpose`: the same array, bit for bit, as the all-to-all followed by the transpose,
-with the same number of all-to-alls and of transposes that change the minor-most axis.
+with the same number of all-to-alls and of transposes that change the minor-most axis. The tests choose the
+lowering by passing options to the native backend, never by switching a global.
 """
 
 from __future__ import annotations
@@ -19,21 +21,22 @@ from jax.sharding import NamedSharding, PartitionSpec
 import xfft
 from xfft import _exchange
 from xfft._layout import Move
+from xfft.backends.native import NativeBackend
 
 
-def _both(f, x):
-    """``(value, all-to-alls, transposes in the lowered program)`` of ``f(x)`` with the send-side exchange and
-    with the plain one (XLA places the transpose)."""
+def _native(matrix_dft: bool = True, send_transposed: bool = True) -> NativeBackend:
+    return NativeBackend(xfft.LoweringOptions(matrix_dft=matrix_dft, send_transposed=send_transposed))
+
+
+def _both(f, x, matrix_dft: bool = True):
+    """``(value, all-to-alls, transposes in the lowered program)`` of ``f(x, backend)`` with the send-side
+    exchange and with the plain one (XLA places the transpose)."""
     out = []
     for on in (True, False):
-        keep, _exchange.SEND_TRANSPOSED = _exchange.SEND_TRANSPOSED, on
-        try:
-            g = jax.jit(lambda a: f(a))  # a new function each time: no trace is reused across the switch
-            lowered = g.lower(x)
-            out.append((np.asarray(g(x)), count_op(lowered.compile().as_text(), "all-to-all"),
-                        lowered.as_text().count("stablehlo.transpose")))
-        finally:
-            _exchange.SEND_TRANSPOSED = keep
+        g = jax.jit(functools.partial(f, backend=_native(matrix_dft, on)))
+        lowered = g.lower(x)
+        out.append((np.asarray(g(x)), count_op(lowered.compile().as_text(), "all-to-all"),
+                    lowered.as_text().count("stablehlo.transpose")))
     return out
 
 
@@ -48,19 +51,22 @@ def test_transforms_are_bit_identical_with_the_plain_exchange(shape, spec, real,
     grid = (16, 24, 32)
     a = np.random.default_rng(3).standard_normal(grid).astype(np.float64)
     x = put(a if real else a + 1j * a[::-1], NamedSharding(m, PartitionSpec(*spec)))
-    fwd = (lambda v: xfft.xrfft3d(v, order=order)) if real else (lambda v: xfft.xfft3d(v, order=order))
-    inv = (lambda k: (xfft.ixrfft3d if real else xfft.ixfft3d)(k, s=grid, order=order))  # noqa: E731
+    def fwd(v, backend):
+        return (xfft.xrfft3d if real else xfft.xfft3d)(v, order=order, backend=backend)
+
+    def inv(k, backend):
+        return (xfft.ixrfft3d if real else xfft.ixfft3d)(k, s=grid, order=order, backend=backend)
+
     for matrix_dft in (True, False):
-        with xfft.cpu_matrix_dft(matrix_dft):
-            (k1, n1, t1), (k0, n0, t0) = _both(fwd, x)
-            np.testing.assert_array_equal(k1, k0)
-            assert n1 == n0 == len(shape)
-            # the last move is followed by a transpose (so runs on the sending side) except where natural order's
-            # last stage runs in place (matrix DFTs on CPU)
-            assert t1 > t0 if order == "transposed" or not matrix_dft else t1 >= t0
-            k = put(k1, xfft.spectral_sharding(x.sharding, grid, real=real, order=order))
-            (b1, _, _), (b0, _, _) = _both(inv, k)
-            np.testing.assert_array_equal(b1, b0)
+        (k1, n1, t1), (k0, n0, t0) = _both(fwd, x, matrix_dft)
+        np.testing.assert_array_equal(k1, k0)
+        assert n1 == n0 == len(shape)
+        # the last move is followed by a transpose (so runs on the sending side) except where natural order's
+        # last stage runs in place (matrix DFTs on CPU)
+        assert t1 > t0 if order == "transposed" or not matrix_dft else t1 >= t0
+        k = put(k1, xfft.spectral_sharding(x.sharding, grid, real=real, order=order))
+        (b1, _, _), (b0, _, _) = _both(inv, k, matrix_dft)
+        np.testing.assert_array_equal(b1, b0)
     ref = (np.fft.rfftn if real else np.fft.fftn)(np.asarray(x))
     perm = xfft.spectral_axes(x.sharding, grid, real=real, order=order)
     np.testing.assert_allclose(k1, np.transpose(ref, perm), rtol=1e-12, atol=1e-10)
@@ -110,17 +116,11 @@ def test_gradient_and_vmap_through_the_send_side_exchange():
     a = np.random.default_rng(4).standard_normal((4, 16, 16, 16))
     x = put(a, NamedSharding(m, PartitionSpec(None, "x")))
 
-    def loss(v):
-        return jnp.sum(jnp.abs(xfft.xrfft3d(v, order="transposed")) ** 2)
-
     got = []
     for on in (True, False):
-        keep, _exchange.SEND_TRANSPOSED = _exchange.SEND_TRANSPOSED, on
-        try:
-            batched = jax.vmap(lambda v: xfft.xrfft3d(v, order="transposed"))
-            got.append((np.asarray(jax.jit(jax.grad(loss))(x[0])), np.asarray(jax.jit(batched)(x))))
-        finally:
-            _exchange.SEND_TRANSPOSED = keep
+        fwd = functools.partial(xfft.xrfft3d, order="transposed", backend=_native(send_transposed=on))
+        loss = lambda v, fwd=fwd: jnp.sum(jnp.abs(fwd(v)) ** 2)  # noqa: E731
+        got.append((np.asarray(jax.jit(jax.grad(loss))(x[0])), np.asarray(jax.jit(jax.vmap(fwd))(x))))
     np.testing.assert_array_equal(got[0][0], got[1][0])
     np.testing.assert_array_equal(got[0][1], got[1][1])
     perm = xfft.spectral_axes(x[0].sharding, a.shape[1:], real=True, order="transposed")
@@ -152,3 +152,31 @@ def test_padded_exchange_of_a_length_one_axis():
         # Parseval: the gradient of sum |F x|^2 over real x is 2 N x
         np.testing.assert_allclose(np.asarray(g), 2 * np.prod([grid[d] for d in (axes or range(len(grid)))])
                                    * a.real, rtol=1e-12, atol=1e-9)
+
+
+def test_the_program_shows_the_send_side_exchange():
+    """The lowered program lists every step the interpreter runs: with ``send_transposed`` a move that a transpose
+    follows is one ``SendTransposed`` step (no move-then-transpose pair is left for the interpreter to fuse),
+    without it the pair stays as two steps. The options are part of the lowering's key (two programs), and a
+    CPU mesh without options gets the CPU defaults' program."""
+    from xfft._layout import spec_to_layout
+    from xfft._lower import SendTransposed, Transpose, lower_plan
+    from xfft._partition import lowered, placement
+    from xfft._plan import plan_forward
+
+    plan = plan_forward((16, 24, 32), spec_to_layout(PartitionSpec("x"), 3), (0, 1, 2), (("x", 8),), False)
+
+    def pairs(program):
+        return [(type(a), type(b)) for a, b in zip(program.steps, program.steps[1:])]
+
+    for natural in (False, True):
+        on = lower_plan(plan, None, natural, xfft.LoweringOptions(send_transposed=True))
+        off = lower_plan(plan, None, natural, xfft.LoweringOptions())
+        assert (Move, Transpose) in pairs(off) and (Move, Transpose) not in pairs(on)
+        sends = [s for s in on.steps if isinstance(s, SendTransposed)]
+        assert [(s.move, s.perm) for s in sends] == [(Move(("x",), 0, 1, 16, 24), (1, 2, 0))]
+        assert len(on.steps) == len(off.steps) - 1 and on.out_perm == off.out_perm
+    x = put(np.zeros((16, 24, 32), np.complex64), NamedSharding(mesh((8,), "explicit"), PartitionSpec("x")))
+    program = lowered(plan, placement(x), x.shape)
+    assert program == lower_plan(plan, None, True, xfft.LoweringOptions.for_platform("cpu"), x.shape)
+    assert program != lowered(plan, placement(x), x.shape, options=xfft.LoweringOptions())

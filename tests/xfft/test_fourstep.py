@@ -11,6 +11,8 @@ mesh under ``jit`` (the layout is guessed); forward, inverse (the norm rotating 
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,6 +22,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 import xfft
 from xfft._matdft import dft_along, factors
+from xfft.backends.native import NativeBackend
 
 # n, mesh shape, spec, dtype, collective permutes (the surplus hops of the last all-to-all's blocks)
 CASES = [
@@ -102,13 +105,14 @@ def test_matrix_dft_along_an_axis(n, axis, shape):
 
 def test_matrix_dft_after_an_all_to_all_is_bit_stable():
     """The last stage of a natural-order slab transform of 48 points (two factors, 6 x 8) gives the same bits
-    whether or not the all-to-all before it carries a maximum (max_of): its products never see where their input
-    comes from."""
+    whether the all-to-all before it is the plain exchange or the one that transposes on the sending side
+    (``LoweringOptions.send_transposed``): its products never see where their input comes from."""
     m = xfft.make_mesh((8,))
     a = random((48, 24), np.complex64, seed=4)
     x = jax.device_put(a, NamedSharding(m, PartitionSpec("x")))
-    field = jax.device_put(random((48, 24), np.float32, seed=5), NamedSharding(m, PartitionSpec("x")))
-    k, top = jax.jit(lambda v, f: xfft.xfftn(v, max_of=f))(x, field)
-    np.testing.assert_array_equal(np.asarray(k), np.asarray(jax.jit(xfft.xfftn)(x)))
-    assert rel_err(k, np.fft.fft2(a.astype(np.complex128))) < 1e-5
-    assert float(top) == float(np.max(np.asarray(field)))
+    got = []
+    for on in (True, False):
+        b = NativeBackend(xfft.LoweringOptions(matrix_dft=True, send_transposed=on))
+        got.append(np.asarray(jax.jit(functools.partial(xfft.xfftn, backend=b))(x)))
+    np.testing.assert_array_equal(got[0], got[1])
+    assert rel_err(got[0], np.fft.fft2(a.astype(np.complex128))) < 1e-5

@@ -77,7 +77,8 @@ PLACES = ["one-device", "sharded"]
 
 # numpy's tests, TestFFT1D's unless named; ops given by name are replaced by xfft.fft's. One device: every test
 # that jax.numpy.fft passes (test_fft_n hands a list, test_ifft an empty list: jax.numpy.fft refuses both). Sharded:
-# test_rfft and test_rfft_even slice a sharded result (fft(x)[:n // 2 + 1], as test_rfft2: see below), and
+# test_rfft and test_rfft_even slice a 1D sharded result unevenly (fft(x)[:n // 2 + 1]), which JAX refuses on an
+# Explicit mesh for jax.numpy.fft's result too (test_rfft2 slices an unsharded axis: see below), and
 # test_all_1d_norm_preserving (24 programs), test_hfft and test_ihfft are left to test_fft_like_jax.py's 1D cases
 # (time).
 COMMON = ["test_fft", "test_fft2", "test_ifft2", "test_fftn", "test_ifftn", "test_rfft_odd", "test_irfft",
@@ -99,18 +100,18 @@ def test_numpy_pocketfft(test, place, monkeypatch):
 
 
 def test_numpy_rfft2_one_device_and_sharded_slice(monkeypatch):
-    """numpy's ``test_rfft2`` slices ``fft2(x)[:, :11]``: on one device it passes; a sharded ``fft2`` leaves its
-    output sharded along that axis (``P(None, 'x')``), where JAX refuses an uneven slice, and resharding the
-    output first (``jax.sharding.reshard``) gives numpy's values."""
+    """numpy's ``test_rfft2`` slices ``fft2(x)[:, :11]``: on one device, and sharded, where the output is sharded like
+    the input (``P('x')``, as ``jax.numpy.fft``'s) so that JAX takes the uneven slice of its unsharded axis, eagerly
+    and under ``jax.jit``."""
     monkeypatch.setattr(pocket, "np", NumpyWith(namespace(False)))
+    pocket.TestFFT1D().test_rfft2()
+    monkeypatch.setattr(pocket, "np", NumpyWith(namespace(True)))
     pocket.TestFFT1D().test_rfft2()
     a = np.random.default_rng(0).random((30, 20))
     y = xf.fft2(shard(a))
-    assert y.sharding.spec == PartitionSpec(None, "x")
-    with pytest.raises(Exception, match="out_sharding"):
-        y[:, :11]
-    z = jax.sharding.reshard(y, NamedSharding(y.sharding.mesh, PartitionSpec("x", None)))[:, :11]
-    np.testing.assert_allclose(z, np.fft.rfft2(a), atol=1e-10)
+    assert y.sharding.spec == PartitionSpec("x", None)
+    np.testing.assert_allclose(y[:, :11], np.fft.rfft2(a), atol=1e-10)
+    np.testing.assert_allclose(jax.jit(lambda v: xf.fft2(v)[:, :11])(shard(a)), np.fft.rfft2(a), atol=1e-10)
 
 
 def _rotate(*choices):

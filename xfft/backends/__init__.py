@@ -4,18 +4,13 @@ A backend (:class:`Backend`) is an object with ``forward(x, axes, norm, real)`` 
 ``inverse(k, axes, norm, real, real_shape)`` that receive validated, normalized arguments (``axes`` non-negative
 ints, ``norm`` a valid string, dtypes already promoted) and return the transformed global array. Every backend
 gives the same values, output shapes and output shardings; they differ in how the data moves. It says what it
-can do with six attributes, which :func:`select` and the dispatcher read (an object without them gets the
+can do with five attributes, which :func:`select` and the dispatcher read (an object without them gets the
 defaults below):
 
 - ``supports_order`` (default False): it takes ``order="transposed"`` (then passed as a keyword);
 - ``kinds`` (default ``{"fft", "rfft"}``): the per-axis transform kinds it runs; DCT/DST kinds are passed as
   ``kinds=`` (one per transformed axis) only to a backend that lists them;
 - ``strict`` (default False): raise ``NotImplementedError`` instead of falling back to native;
-- ``carries_max`` (default False): ``forward`` takes ``max_of=`` (a real array of ``x``'s trailing shape) and
-  returns ``(result, its maximum)``, carrying the maximum in its own exchanges (:func:`xfft.xfftn`), and, where
-  the caller gives one, ``max_if=`` (a replicated boolean 0-d array: the maximum only where it is true, else
-  0); for a backend without it the dispatcher takes one ``jnp.max`` beside its transform (the same number, so
-  no fallback and no warning);
 - ``drops_nyquist`` (default False): ``forward``/``inverse`` take ``real="no-nyquist"``
   (:data:`xfft._layout.NO_NYQUIST`, ``drop_nyquist=True``): a half axis of ``n // 2`` coefficients;
 - ``takes_real_layout`` (default False): ``inverse`` takes ``real_layout=`` (the layout of the public
@@ -26,7 +21,9 @@ What a backend lacks runs on the native backend with a one-time :class:`BackendF
 
 Registered backends:
 
-- ``"native"``: local transforms plus all-to-alls in ``jax.shard_map`` (always available, every kind and order).
+- ``"native"``: local transforms plus all-to-alls in ``jax.shard_map`` (always available, every kind and order);
+  ``xfft.backends.native.NativeBackend(lowering=xfft.LoweringOptions(...))`` lowers with chosen options instead
+  of the platform's defaults.
 - ``"jaxdecomp"``: jaxDecomp's distributed 3D FFT (``pip install "xfft[jaxdecomp]"``), translated to xfft's
   natural axis order and layouts; it falls back to native, with a one-time :class:`BackendFallbackWarning`,
   for what jaxDecomp lacks, or raises ``NotImplementedError`` in strict mode. See
@@ -72,8 +69,6 @@ class Backend(Protocol):
     kinds: frozenset[str]
     #: True to raise ``NotImplementedError`` where it would fall back to native
     strict: bool
-    #: True if ``forward`` takes ``max_of=`` and returns ``(result, maximum)`` (the maximum carried in its exchanges)
-    carries_max: bool
     #: True if ``forward``/``inverse`` take ``real="no-nyquist"`` (a half axis without its Nyquist coefficient)
     drops_nyquist: bool
     #: True if ``inverse`` takes ``real_layout=`` (the layout to return to: the inverse's ``out_sharding``)
@@ -93,12 +88,12 @@ class Backend(Protocol):
 
 #: capabilities of a backend object that does not declare them
 DEFAULTS: dict[str, Any] = {"supports_order": False, "kinds": frozenset({"fft", "rfft"}), "strict": False,
-                            "carries_max": False, "drops_nyquist": False, "takes_real_layout": False}
+                            "drops_nyquist": False, "takes_real_layout": False}
 
 
 def capability(backend: object, attribute: str) -> Any:
-    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict``, ``carries_max``,
-    ``drops_nyquist`` or ``takes_real_layout``), else :data:`DEFAULTS`."""
+    """``backend``'s declared ``attribute`` (``supports_order``, ``kinds``, ``strict``, ``drops_nyquist`` or
+    ``takes_real_layout``), else :data:`DEFAULTS`."""
     return getattr(backend, attribute, DEFAULTS[attribute])
 
 

@@ -118,7 +118,6 @@ class JaxDecompBackend:
     name = "jaxdecomp"
     supports_order = False  # order="transposed" runs on native (xfft.backends.fallback)
     kinds = frozenset({"fft", "rfft"})  # real-to-complex falls back inside (see _route); DCT/DST run on native
-    carries_max = False  # max_of=: the dispatcher takes one jnp.max beside jaxDecomp's transform
     drops_nyquist = False  # drop_nyquist=True runs on the native backend
     takes_real_layout = False  # an inverse's out_sharding= runs on the native backend
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 
 from .._layout import KINDS, Layout, with_kinds
+from .._options import LoweringOptions
 from .._order import transposed_spectrum
 from .._partition import input_layout, placement, run
 from .._plan import Kinds, plan_forward
@@ -23,6 +24,14 @@ class NativeBackend:
 
     Spectral axis order: ``"natural"`` (default) or ``"transposed"`` (the order the transforms leave, see
     :func:`xfft.spectral_axes`); kinds: every entry of :data:`xfft.R2R_KINDS` (FFT, real FFT, DCT/DST 1-4).
+
+    Args:
+      lowering: how plans are lowered on the devices (:class:`xfft.LoweringOptions`); None (default): the
+        defaults of the devices each array lives on (:meth:`xfft.LoweringOptions.for_platform`). Pass an
+        instance as ``backend=`` to any transform, or to :func:`xfft.use_backend` for a block of code.
+
+    Raises:
+      TypeError: ``lowering`` is neither None nor a :class:`xfft.LoweringOptions`.
     """
 
     name = "native"
@@ -30,15 +39,20 @@ class NativeBackend:
     takes_real_layout = True
     kinds = frozenset(KINDS)
     strict = False
-    carries_max = True
     drops_nyquist = True
 
+    def __init__(self, lowering: LoweringOptions | None = None):
+        if lowering is not None and not isinstance(lowering, LoweringOptions):
+            raise TypeError(f"NativeBackend: lowering must be an xfft.LoweringOptions or None, got "
+                            f"{type(lowering).__name__}")
+        self.lowering = lowering
+
+    def __repr__(self) -> str:
+        return f"NativeBackend(lowering={self.lowering!r})"
+
     def forward(self, x: jax.Array, axes: tuple[int, ...], norm: str, real: bool, *, order: str = "natural",
-                kinds: tuple[str, ...] | None = None, max_of: jax.Array | None = None,
-                max_if: jax.Array | None = None):
-        """Forward transform of validated arguments (see :class:`xfft.backends.Backend`); with ``max_of`` (a
-        checked real array of ``x``'s trailing shape) also its maximum, carried in the transform's all-to-alls
-        (only where ``max_if``, a replicated boolean scalar, is true, if given; else 0)."""
+                kinds: tuple[str, ...] | None = None) -> jax.Array:
+        """Forward transform of validated arguments (see :class:`xfft.backends.Backend`)."""
         shape = tuple(x.shape)
         pl = placement(x)
         if pl is None:
@@ -46,7 +60,7 @@ class NativeBackend:
         else:
             plan = plan_forward(shape, input_layout(pl, shape, axes, real), axes, pl.mesh_sizes, real,
                                 _pairs(axes, kinds))
-        return run(x, plan, norm, natural_out=order == "natural", max_of=max_of, max_if=max_if)
+        return run(x, plan, norm, natural_out=order == "natural", options=self.lowering)
 
     def inverse(self, k: jax.Array, axes: tuple[int, ...], norm: str, real: bool, real_shape: tuple[int, ...], *,
                 order: str = "natural", kinds: tuple[str, ...] | None = None,
@@ -56,11 +70,11 @@ class NativeBackend:
         to ``k``'s layout."""
         if order != "natural":
             perm, _, plan = transposed_spectrum(k, axes, real, tuple(real_shape[d] for d in axes), real_layout)
-            return run(k, with_kinds(plan, _pairs(axes, kinds)), norm, in_perm=perm)
+            return run(k, with_kinds(plan, _pairs(axes, kinds)), norm, in_perm=perm, options=self.lowering)
         pl = placement(k)
         if real_layout is not None and pl is not None:
             plan = plan_forward(tuple(real_shape), real_layout, axes, pl.mesh_sizes, real).inverted()
-            return run(k, with_kinds(plan, _pairs(axes, kinds)), norm)
+            return run(k, with_kinds(plan, _pairs(axes, kinds)), norm, options=self.lowering)
         plan = inverse_plan(tuple(real_shape), None if pl is None else pl.layout, axes,
                             () if pl is None else pl.mesh_sizes, real, _pairs(axes, kinds))
-        return run(k, plan, norm)
+        return run(k, plan, norm, options=self.lowering)
