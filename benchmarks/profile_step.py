@@ -31,7 +31,7 @@ import jax  # noqa: E402
 import solvers  # noqa: E402
 import xfft  # noqa: E402
 from solvers import DiagnosticsCSV, RunConfig  # noqa: E402
-from solvers.simulation.loop import Clock, Loop  # noqa: E402
+from solvers.simulation.loop import Loop  # noqa: E402
 from solvers.stepping import host_control_flow  # noqa: E402
 
 #: thunk kinds, by the HLO instruction name a thunk carries
@@ -64,15 +64,13 @@ def profile(equation: str, n: int, integrator: str, steps: int, diag_every: int)
                     host_control_flow(grid.mesh))
         state = parts.initial_state()
 
-        def clock():  # step 0 at t = 0: rows after the segment's steps diag_every, 2 diag_every, ...
-            return Clock(0, 0.0, 0.0, 0.0, math.nan)
-
-        state, seg = loop.run_segment(state, clock(), 0.0, 1, math.inf)  # chooses dt
-        dt = seg.dt_next
-        state, _ = loop.run_segment(state, clock(), dt, steps, math.inf)  # compiles
+        clock = loop.clock(state)[0]  # step 0 at t = 0: rows after the segment's steps diag_every, ...
+        state, _ = loop.run_segment(state, clock, 1, math.inf)  # the first step (the CFL dt chosen)
+        clock = loop.clock(state)[0]
+        state, _ = loop.run_segment(state, clock, steps, math.inf)  # compiles
         with tempfile.TemporaryDirectory() as d:
             jax.profiler.start_trace(d)
-            state, seg = loop.run_segment(state, clock(), dt, steps, math.inf)
+            state, seg = loop.run_segment(state, loop.clock(state)[0], steps, math.inf)
             jax.profiler.stop_trace()
             data = jax.profiler.ProfileData.from_file(str(next(Path(d).rglob("*.xplane.pb"))))
             total: dict[str, float] = collections.defaultdict(float)

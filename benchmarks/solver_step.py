@@ -27,7 +27,6 @@ Run: ``python benchmarks/solver_step.py [--peer] [--driver [--decompose]] [--rep
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import json
 import math
@@ -54,6 +53,7 @@ from solvers import (  # noqa: E402
     ETDRK4,
     INTEGRATORS,
     DiagnosticsCSV,
+    FixedStep,
     NavierStokes,
     NavierStokes2D,
     ResolutionCheck,
@@ -130,21 +130,21 @@ def _segments(job: dict, state, dt: float, steps: int, diag_every: int) -> tuple
     the rows, CFL control and rows without the spectrum; each from its own copy of ``state`` (the program donates
     it). Returns ``(timers, seg)``."""
     loop, control, synced = job["loop"], job["control"], job["synced"]
-    fixed = Loop(loop.integ, dataclasses.replace(control, dt=dt, band=None), [], None, False, synced)
-    fixed.core = dataclasses.replace(fixed.core, energy_every_step=False)  # the segment loop itself (traced later)
+    fixed = Loop(loop.integ, FixedStep(dt), [], None, False, synced)  # the segment loop itself
     plain = Loop(loop.integ, control, [], None, False, synced)
     # rows without the spectrum (the resolution check's rows alone: the diagnostics' values, no shell binning)
     nospec = Loop(loop.integ, control, [ResolutionCheck(diag_every)], None, True, synced)
     seg = ROWS_PER_SEGMENT * diag_every  # the most steps of a segment with rows every diag_every steps
 
     def timer(program, force):
-        box = [jax.tree.map(jnp.copy, state), 0.0, 0.0, 0]  # state, t, dt_band, steps taken
+        box = [jax.tree.map(jnp.copy, state), None]  # state, clock (the controller's state and input in it)
 
         def go():
+            if box[1] is None:
+                box[1] = program.clock(box[0])[0]
             for _ in range(max(1, steps // seg)):
-                clock = Clock(box[3], box[1], 0.0, box[2], math.nan)
-                new, out = program.run_segment(box[0], clock, box[2], seg, math.inf, dt_force=force)
-                box[:] = new, box[1] + sum(out.dts), out.dt_next, box[3] + out.steps
+                box[0], out = program.run_segment(box[0], box[1], seg, math.inf, dt_force=force)
+                box[1].step, box[1].t = box[1].step + out.steps, box[1].t + sum(out.dts)
         return go
 
     return {"segment_fixed": timer(fixed, dt), "segment_cfl": timer(plain, 0.0),
@@ -171,12 +171,13 @@ def _driver_case(name: str, eqname: str, n: int, integ_name: str, repeats: int, 
 
         def run(state, clock: Clock | None, steps: int):
             """``steps`` steps of the main job's loop from ``clock`` (None: the initial state, with its row)."""
-            step0, t0, dt_band = (0, 0.0, 0.0) if clock is None else (clock.step, clock.t, clock.dt_band)
+            step0, t0 = (0, 0.0) if clock is None else (clock.step, clock.t)
+            saved = None if clock is None else loop.saved_controller(clock)
             for f in ("diagnostics.csv", "spectra.csv"):  # each call writes its own rows (no resume truncation)
                 (Path(cfg.out) / f).unlink(missing_ok=True)
             info = RunInfo(eq, integ, control, t0, cfg.t_end, step0, step0 + steps, clock is not None, True,
                            loop.columns, loop.has_spectrum)
-            return loop.run(state, info, dt_band)
+            return loop.run(state, info, None, saved)
 
         state, clock = run(parts.initial_state(), None, steps)  # compiles the segments
         bare = INTEGRATORS[integ_name](eq)

@@ -5,10 +5,11 @@ in x, with rigid plates held at fixed temperature (``u = 0``, ``theta = 0`` at `
 
     u_t + u.grad u = -grad p + Pr lap u + Ra Pr theta z,   div u = 0,   theta_t + u.grad theta = w + lap theta,
 
-with ``T = 1 - z + theta``. The velocity is the velocity-vorticity block between no-slip walls
-(``solvers.WallVelocity``: Kim, Moin & Moser, Chebyshev tau with an influence matrix); ``theta`` gets a Chebyshev tau
-Helmholtz solve of its own; advection and buoyancy are explicit, diffusion implicit (IMEX). The run starts from one
-pair of rolls at the onset wavelength ``Lx = 2 pi / 3.1163`` and prints the steady Nusselt number
+with ``T = 1 - z + theta``. The state is named: ``{"velocity": phi, "theta": theta}``. The implicit part is two
+blocks of solvers: ``solvers.NoSlipVelocity`` (the velocity-vorticity form between no-slip walls: Kim, Moin & Moser,
+Chebyshev tau with an influence matrix) and ``solvers.Diffusion`` with ``theta = 0`` on both plates (a Chebyshev tau
+Helmholtz solve); the equation writes only its nonlinear term (advection and buoyancy, explicit; IMEX). The run
+starts from one pair of rolls at the onset wavelength ``Lx = 2 pi / 3.1163`` and prints the steady Nusselt number
 ``Nu = 1 + <w theta>``. Run ``python examples/convection_no_slip.py --help``.
 
 At the defaults (21 x 24 points, dt 0.01, t = 5) ``Nu`` is converged to 2e-7 in the resolution (33 x 48 points
@@ -32,11 +33,11 @@ def rolls(eq, amplitude):
     z, x = g.coordinates()
     theta = amplitude * jnp.cos(2 * math.pi * x / g.box_length[1]) * jnp.sin(math.pi * z)
     fields = g.dealias(g.forward(jnp.stack([0 * z, 0 * z, theta])))  # (w, u, theta): w first, as axis 0 is z
-    return jnp.concatenate([eq.kmm.from_velocity(fields[:2]), fields[2:]])
+    return {"velocity": eq.kmm.from_velocity(fields[:2]), "theta": fields[2]}
 
 
-class Convection(solvers.Equation):
-    """State: ``(phi, theta)`` spectra, ``phi = lap w`` (the velocity block's field) and the temperature."""
+class Convection(solvers.WallEquation):
+    """State: ``{"velocity": phi, "theta": theta}`` spectra, ``phi = lap w`` (stacked on a leading axis of 1)."""
 
     parameters = (solvers.Param("Ra", 5000.0, "Rayleigh number", low=0, low_open=True),
                   solvers.Param("Pr", 1.0, "Prandtl number", low=0, low_open=True))
@@ -44,30 +45,33 @@ class Convection(solvers.Equation):
 
     def __init__(self, grid, Ra=5000.0, Pr=1.0):
         super().__init__(grid, Ra=Ra, Pr=Pr)
-        self.kmm = solvers.WallVelocity(grid)  # the velocity between no-slip walls at both ends of axis 0
+        self.kmm = solvers.WallVelocity(grid)  # the velocity's fields between no-slip walls at both ends of axis 0
 
-    def implicit_factor(self, h):  # (I - h L) y = rhs: viscosity Pr for the velocity, diffusivity 1 for theta
-        return {"velocity": self.kmm.factor(h, self.Pr), "theta": self.kmm.scalar_factor(h, 1.0)}
-
-    def implicit_solve(self, rhs, factor):
-        return jnp.concatenate([self.kmm.solve_factored(rhs[:1], factor["velocity"]),
-                                self.kmm.scalar_solve(rhs[1:], factor["theta"])])
+    def implicit_parts(self):  # (I - h L) y = rhs, one block per field: viscosity Pr, diffusivity 1 (theta = 0)
+        return {"velocity": solvers.NoSlipVelocity(self.Pr),
+                "theta": solvers.Diffusion(1.0, bc=(solvers.Dirichlet(0.0), solvers.Dirichlet(0.0)))}
 
     def nonlinear(self, s, t):
         g, kmm = self.grid, self.kmm
-        u, _ = kmm.velocity(s[:1])  # spectral (w, u)
-        p = g.to_physical(jnp.concatenate([u, kmm.vorticity(u, s[:1])[None], s[1:]]))
+        u, _ = kmm.velocity(s["velocity"])  # spectral (w, u)
+        p = g.to_physical(jnp.concatenate([u, kmm.vorticity(u, s["velocity"])[None], s["theta"][None]]))
         up, vort, theta = p[:2], p[2], p[3]
         lamb = kmm.lamb(up, vort).at[0].add(self.Ra * self.Pr * theta)  # u x omega + buoyancy along z
         c = g.from_physical(jnp.concatenate([lamb, up * theta, up[:1]]))  # and the flux u theta, and w
-        return jnp.concatenate([kmm.tendency(c[:2]), (c[4] - kmm.divergence(c[2:4]))[None]])
+        return {"velocity": kmm.tendency(c[:2]), "theta": c[4] - kmm.divergence(c[2:4])}
 
     def nusselt(self, s):
-        w = self.kmm.velocity(s[:1])[0][0]
-        return 1 + self.grid.inner(w, s[1])
+        w = self.kmm.velocity(s["velocity"])[0][0]
+        return 1 + self.grid.inner(w, s["theta"])
 
     def diagnostics(self, s, t, dt):
-        return {"energy": 0.5 * self.grid.mean_square(self.kmm.velocity(s[:1])[0]), "nusselt": self.nusselt(s)}
+        return {"energy": 0.5 * self.grid.mean_square(self.kmm.velocity(s["velocity"])[0]),
+                "nusselt": self.nusselt(s)}
+
+    def physical_fields(self, s):
+        """The temperature ``T = 1 - z + theta`` on the grid's points (what snapshots and the gallery draw)."""
+        z, _ = self.grid.coordinates()
+        return {"T": 1 - z + self.grid.backward(s["theta"])}
 
 
 def main(argv=None):

@@ -38,12 +38,13 @@ def mode(eq, amplitude):
     g = eq.grid
     z, x = g.coordinates()
     f = amplitude * jnp.cos(2 * math.pi * x / g.box_length[1]) * jnp.sin(math.pi * z)
-    fields = g.dealias(g.forward(jnp.stack([0 * z, 0 * z, f, f])))  # (w, u, theta, s)
-    return jnp.concatenate([eq.kmm.from_velocity(fields[:2]), fields[2:]])
+    fields = g.dealias(g.forward(jnp.stack([0 * z, 0 * z, f])))  # (w, u, theta)
+    return {"velocity": eq.kmm.from_velocity(fields[:2]), "theta": fields[2], "salt": fields[2]}
 
 
-class DoubleDiffusive(solvers.Equation):
-    """State: ``(phi, theta, s)`` spectra on a wall grid (axis 0: z, Chebyshev), ``phi = lap w``."""
+class DoubleDiffusive(solvers.WallEquation):
+    """State: ``{"velocity": phi, "theta": theta, "salt": s}`` spectra on a wall grid (axis 0: z, Chebyshev),
+    ``phi = lap w``. The implicit part is one block per field; this class writes the nonlinear term."""
 
     parameters = (solvers.Param("Ra", -1000.0, "thermal Rayleigh number (> 0: heated from below)"),
                   solvers.Param("Rs", -1000.0, "solutal Rayleigh number (> 0: salt at the bottom)"),
@@ -55,35 +56,36 @@ class DoubleDiffusive(solvers.Equation):
         super().__init__(grid, Ra=Ra, Rs=Rs, Pr=Pr, tau=tau)
         self.kmm = solvers.WallVelocity(grid)
 
-    def implicit_factor(self, h):
-        k = self.kmm
-        return {"u": k.factor(h, self.Pr), "theta": k.scalar_factor(h, 1.0), "s": k.scalar_factor(h, self.tau)}
-
-    def implicit_solve(self, rhs, f):
-        k = self.kmm
-        return jnp.concatenate([k.solve_factored(rhs[:1], f["u"]), k.scalar_solve(rhs[1:2], f["theta"]),
-                                k.scalar_solve(rhs[2:], f["s"])])
+    def implicit_parts(self):  # both scalars held at 0 on the plates (Diffusion's default condition)
+        return {"velocity": solvers.NoSlipVelocity(self.Pr), "theta": solvers.Diffusion(1.0),
+                "salt": solvers.Diffusion(self.tau)}
 
     def nonlinear(self, s, t):
         g, k = self.grid, self.kmm
-        u, _ = k.velocity(s[:1])
-        p = g.to_physical(jnp.concatenate([u, k.vorticity(u, s[:1])[None], s[1:]]))
+        u, _ = k.velocity(s["velocity"])
+        p = g.to_physical(jnp.concatenate([u, k.vorticity(u, s["velocity"])[None], s["theta"][None],
+                                           s["salt"][None]]))
         up, vort, theta, salt = p[:2], p[2], p[3], p[4]
         lamb = k.lamb(up, vort).at[0].add(self.Pr * (self.Ra * theta - self.Rs * salt))
         c = g.from_physical(jnp.concatenate([lamb, up * theta, up * salt, up[:1]]))
         w = c[6]  # the base gradients: -w d(1 - z)/dz = +w in both equations
-        return jnp.concatenate([k.tendency(c[:2]), (w - k.divergence(c[2:4]))[None], (w - k.divergence(c[4:6]))[None]])
+        return {"velocity": k.tendency(c[:2]), "theta": w - k.divergence(c[2:4]), "salt": w - k.divergence(c[4:6])}
 
     def energy(self, s):
-        return 0.5 * self.grid.mean_square(self.kmm.velocity(s[:1])[0])
+        return 0.5 * self.grid.mean_square(self.kmm.velocity(s["velocity"])[0])
 
     def salt_nusselt(self, s):
         """The salt flux ``1 + <w s> / tau`` in units of the diffusive flux."""
-        w = self.kmm.velocity(s[:1])[0][0]
-        return 1 + self.grid.inner(w, s[2]) / self.tau
+        w = self.kmm.velocity(s["velocity"])[0][0]
+        return 1 + self.grid.inner(w, s["salt"]) / self.tau
 
     def diagnostics(self, s, t, dt):
         return {"energy": self.energy(s), "salt_nusselt": self.salt_nusselt(s)}
+
+    def physical_fields(self, s):
+        """The temperature ``T = 1 - z + theta`` and the salinity ``S = 1 - z + s`` on the grid's points."""
+        z, _ = self.grid.coordinates()
+        return {"T": 1 - z + self.grid.backward(s["theta"]), "S": 1 - z + self.grid.backward(s["salt"])}
 
 
 def grid(nz, nx, k=K_ONSET):

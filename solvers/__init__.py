@@ -8,10 +8,12 @@ The parts, by role (each a subpackage):
   protocols, reusable blocks such as :class:`WallVelocity`); :mod:`solvers.equations` (one PDE per file);
   :mod:`solvers.steady` (Poisson solvers);
 - time stepping: :mod:`solvers.integrators` (one scheme per file), :mod:`solvers.stepping` (the stepping core,
-  :class:`FixedStep`, :class:`CFL`), :mod:`solvers.simulation` (:func:`simulate`, :func:`rollout`);
+  :class:`Controller`, :class:`FixedStep`, :class:`CFL`), :mod:`solvers.simulation` (:func:`simulate`, :func:`rollout`);
 - outputs: :mod:`solvers.outputs` (the :class:`Output` protocol; checkpoints, CSV, plots, snapshots, progress);
 - the main job and its command line: :mod:`solvers.job` (:class:`RunConfig`, :class:`RunSpec`, :data:`REGISTRY`,
   :func:`run`, :func:`build`, :class:`WallBuilder`) and :mod:`solvers.cli` (``python -m solvers``);
+- particles: :mod:`solvers.particles` (particle-in-cell and particle-mesh N-body on sharded meshes, advanced by
+  :func:`simulate` like the fields);
 - references: :mod:`solvers.stability` (linear stability), :mod:`solvers.diagnostics`,
   :mod:`solvers.initial_conditions`, :mod:`solvers.reference`.
 """
@@ -19,6 +21,10 @@ The parts, by role (each a subpackage):
 from . import bases as bases
 from . import diagnostics as diagnostics
 from . import initial_conditions as initial_conditions
+from . import particles as particles
+from .bases.bc import Dirichlet as Dirichlet
+from .bases.bc import Neumann as Neumann
+from .bases.bc import Robin as Robin
 from .equations import AllenCahn as AllenCahn
 from .equations import Burgers as Burgers
 from .equations import CahnHilliard as CahnHilliard
@@ -53,10 +59,13 @@ from .job import build as build
 from .job import dry_run as dry_run
 from .job import register as register
 from .job import run as run
+from .model import Diffusion as Diffusion
 from .model import Equation as Equation
 from .model import InitialCondition as InitialCondition
+from .model import NoSlipVelocity as NoSlipVelocity
 from .model import Param as Param
 from .model import VelocityEquation as VelocityEquation
+from .model import WallEquation as WallEquation
 from .model import WallVelocity as WallVelocity
 from .model.linear import DiagonalLinear as DiagonalLinear
 from .model.linear import FusedRate as FusedRate
@@ -85,16 +94,19 @@ from .steady import PoissonChebyshev as PoissonChebyshev
 from .steady import PoissonWalls as PoissonWalls
 from .stepping import CFL as CFL
 from .stepping import CFLStep as CFLStep
+from .stepping import Controller as Controller
 from .stepping import FixedStep as FixedStep
 
 __all__ = [
     "CFL", "ETDRK4", "IFRK4", "IMEX", "INTEGRATORS", "LSRK4", "REGISTRY", "RK4", "SOLVERS", "AllenCahn", "BlowUpError",
-    "Built", "Burgers", "CFLStep", "CahnHilliard", "Callback", "Channel", "Checkpoint", "ConfigError", "Couette",
+    "Built", "Burgers", "CFLStep", "CahnHilliard", "Callback", "Channel", "Checkpoint", "ConfigError", "Controller",
+    "Couette",
     "DiagnosticsCSV", "DiagonalLinear", "Equation", "Event", "FixedStep", "FusedRate", "Grid", "GrossPitaevskii",
     "ImaginaryTimeSplitStep", "ImplicitLinear", "InitialCondition", "Integrator", "NavierStokes", "NavierStokes2D",
     "Output", "Param", "PlotSpec", "Plots", "Poisson", "PoissonChebyshev", "PoissonWalls", "Progress",
     "RayleighBenard", "RayleighBenardFreeSlip", "RayleighBenardNoSlip", "ResolutionCheck", "ResolutionWarning",
     "Rollout", "Row", "RunConfig", "RunSpec", "SchrodingerPoisson", "Solution", "SnapshotWriter", "SpectralGrid",
     "SplitStep", "Statistics", "VelocityEquation", "WallBuilder", "WallVelocity", "bases", "build", "diagnostics",
-    "dry_run", "initial_conditions", "register", "rollout", "run", "simulate", "wall_grid",
+    "dry_run", "initial_conditions", "particles", "register", "rollout", "run", "simulate", "wall_grid",
 ]
+__all__ += ["Diffusion", "Dirichlet", "Neumann", "NoSlipVelocity", "Robin", "WallEquation"]  # the wall path's parts

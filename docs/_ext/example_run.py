@@ -1,8 +1,10 @@
 """Run one example as ``python examples/NAME.py`` would, with its defaults, and draw its final state.
 
-``python docs/_ext/example_run.py EXAMPLE.py OUT.png``: prints what the example prints, and draws the temperature
-(and, with a third field, the salinity) of the last state its ``solvers.simulate`` call returned, on the grid's
-points. Used by the gallery (``examples_page``), in a process of its own.
+``python docs/_ext/example_run.py EXAMPLE.py OUT.png``: prints what the example prints, and draws the last state its
+``solvers.simulate`` call returned: the fields of ``equation.physical_fields`` on the grid's points (a 2D field as an
+image, a profile along the first axis otherwise), or, for particles (a state with ``positions`` and
+``velocities``), their phase space along the first axis. Used by the gallery (``examples_page``), in a process of
+its own.
 """
 
 import importlib.util
@@ -11,10 +13,46 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+import jax  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import solvers  # noqa: E402
+
+MAX_POINTS = 20000  # particles drawn at most (an even subsample)
+
+
+def _particles(state, t, out):
+    x = np.asarray(state.positions)[:, 0]
+    v = np.asarray(state.velocities)[:, 0]
+    keep = slice(None, None, max(1, x.size // MAX_POINTS))
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    ax.scatter(x[keep], v[keep], s=0.5, c="k", alpha=0.4, linewidths=0)
+    ax.set(xlabel="position $x_1$", ylabel="velocity $v_1$", title=f"phase space, t = {t:g}")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def _fields(eq, state, t, out):
+    with jax.set_mesh(eq.grid.mesh):
+        fields = {k: np.asarray(v) for k, v in jax.jit(eq.physical_fields)(state).items()}
+    names = [k for k, v in fields.items() if v.ndim >= 1][:3]
+    coords = [np.asarray(c) for c in eq.grid.coordinates()]
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 3.2), squeeze=False)
+    axis = eq.grid.axis_names if hasattr(eq.grid, "axis_names") else ("x", "y", "z")
+    for ax, name in zip(axes[0], names):
+        f = fields[name]
+        if f.ndim == 2:
+            a, b = np.broadcast_arrays(*coords[:2])
+            m = ax.pcolormesh(b, a, f, shading="gouraud", cmap="RdBu_r")
+            ax.set(xlabel=axis[1], ylabel=axis[0], aspect="equal")
+            fig.colorbar(m, ax=ax, shrink=0.8)
+        else:  # the mean profile along the first axis
+            ax.plot(np.ravel(coords[0])[: f.shape[0]], f.reshape(f.shape[0], -1).mean(axis=1))
+            ax.set(xlabel=axis[0], ylabel=f"mean {name}")
+        ax.set_title(f"{name}, t = {t:g}")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
 
 
 def main(example: str, out: str) -> None:
@@ -32,18 +70,10 @@ def main(example: str, out: str) -> None:
     spec.loader.exec_module(module)
     module.main([])
     eq, sol = seen["equation"], seen["solution"]
-    g = eq.grid
-    z, x = (np.asarray(c) for c in g.coordinates())
-    z, x = np.broadcast_arrays(z, x)
-    scalars = np.asarray(g.to_physical(sol.state[1:]))  # the fields after the velocity block: theta (, salt)
-    names = ["temperature $T = 1 - z + \\theta$", "salinity $S = 1 - z + s$"][: len(scalars)]
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 3.2), squeeze=False)
-    for ax, field, name in zip(axes[0], scalars, names):
-        m = ax.pcolormesh(x, z, 1 - z + field, shading="gouraud", cmap="RdBu_r")
-        ax.set(xlabel="x", ylabel="z", title=f"{name}, t = {sol.t:g}", aspect="equal")
-        fig.colorbar(m, ax=ax, shrink=0.8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    if hasattr(sol.state, "positions") and hasattr(sol.state, "velocities"):
+        _particles(sol.state, sol.t, out)
+    else:
+        _fields(eq, sol.state, sol.t, out)
 
 
 if __name__ == "__main__":

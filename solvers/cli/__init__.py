@@ -1,6 +1,8 @@
 """Command line: ``python -m solvers run navier-stokes --ic taylor-green ...`` and ``python -m solvers list``.
 
-The command line only builds a :class:`~solvers.RunConfig` and runs the main job (:func:`~solvers.run`). Exit status:
+The command line only builds a :class:`~solvers.RunConfig` from the flags given, resolves it once into a
+:class:`~solvers.job.Plan` (:func:`~solvers.job.resolve`) and hands the plan to the dry run
+(:func:`~solvers.dry_run`) or the main job (:func:`~solvers.run`). Exit status:
 0 done; 1 a snapshot could not be written (disk full, permissions; on every rank); 2 bad input (reported before any
 compute, one line naming the flag); 3 blow-up (NaN/inf; the last good checkpoint is kept); 130 interrupted.
 """
@@ -86,21 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _setup_devices(ns.cpu_devices)
         import jax
 
-        from ..job import dry_run, validate
-        from ..job.config import with_preset
+        from ..job import dry_run, enable_compilation_cache, resolve
 
-        cfg = with_preset(config(ns))  # nothing computed yet: x64 and the cache are set before the first program
-        if cfg.dtype == "float64":
-            jax.config.update("jax_enable_x64", True)
-        if not ns.no_compile_cache and not ns.dry_run:
-            from ..job import enable_compilation_cache
-
+        if not ns.no_compile_cache and not ns.dry_run:  # before the first program
             enable_compilation_cache()
-
+        # the one resolution of the run: preset, defaults, checks; 64-bit mode on before any JAX array if float64
+        plan = resolve(config(ns), enable_x64=True)
         if ns.dry_run:
-            info = dry_run(cfg)
-        else:
-            validate(cfg)
+            info = dry_run(plan)
     except ValueError as e:
         print(f"{PROG}: error: {with_flags(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -115,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with _warnings_as_lines():
-            summary = run(cfg, compile_cache=not ns.no_compile_cache)
+            summary = run(plan, compile_cache=False)  # (the cache is on already, unless --no-compile-cache)
     except ConfigError as e:
         print(f"{PROG}: error: {with_flags(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -7,7 +7,6 @@ Re``); this module prints them with the command line's flags (``--t-end``), from
 from __future__ import annotations
 
 import argparse
-import math
 import re
 
 #: RunConfig field -> the flag that sets it: library messages name fields, the command line prints flags
@@ -20,22 +19,27 @@ FLAGS = {
     "snapshot_times": "--snapshot-times", "snapshot_dtype": "--snapshot-dtype", "stats_every": "--stats-every",
     "stats_start": "--stats-start", "preset": "--preset",
 }
-#: declared parameters that have a flag of their own (the others: --param NAME=...)
+#: declared parameters that have a flag of their own (the others: --param NAME=...); ``--re`` and ``--nu`` set
+#: ``Re`` and ``nu``, and an equation that declares one of the two as the other's reciprocal
+#: (``Param(reciprocal=...)``) takes either flag
 PARAM_FLAGS = {"nu": "--nu or --re", "Re": "--re or --nu", "seed": "--seed", "k0": "--k0", "energy": "--energy",
                "forcing_epsilon": "--forcing-epsilon"}
-#: the shorthand flags of parameters
-SHORTHANDS = ("seed", "k0", "energy", "forcing_epsilon")
+#: the flags that set a parameter of the same name (``--re`` sets ``Re``)
+SHORTHANDS = {"re": "Re", "nu": "nu", "seed": "seed", "k0": "k0", "energy": "energy",
+              "forcing_epsilon": "forcing_epsilon"}
 
 
 def with_flags(e: BaseException) -> str:
     """The message of a library error with its fields and parameters named by their flags: the first use of each
-    field in ``e.fields`` outside quotes (``t_end must be positive`` -> ``--t-end must be positive``), and
+    field in ``e.fields`` outside quotes (``t_end must be positive`` -> ``--t-end must be positive``; a parameter
+    there by the flag that sets it, ``Re`` -> ``--re``), and
     ``parameter NAME`` for each name in ``e.params`` (-> ``parameter NAME (--param NAME=...)``)."""
     parts = re.split(r"('[^']*')", str(e))  # quoted values (paths, names) are never rewritten
+    own = {key: f"--{flag.replace('_', '-')}" for flag, key in SHORTHANDS.items()}  # "Re" -> "--re"
     for name in getattr(e, "fields", ()):
         pattern = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
         for i in range(0, len(parts), 2):
-            parts[i], hit = pattern.subn(FLAGS.get(name, name), parts[i], count=1)
+            parts[i], hit = pattern.subn(FLAGS.get(name) or own.get(name, name), parts[i], count=1)
             if hit:
                 break
     for name in getattr(e, "params", ()):
@@ -45,34 +49,15 @@ def with_flags(e: BaseException) -> str:
     return "".join(parts)
 
 
-def _viscosity(ns: argparse.Namespace, params: dict) -> None:
-    """``--re``/``--nu`` as the equation's own parameter: ``Re`` where it declares one, else ``nu`` (and the
-    reciprocal of the other flag). One message for an equation that declares neither."""
-    given = [(f, v) for f, v in (("--re", ns.re), ("--nu", ns.nu)) if v is not None]
-    if not given:
-        return
-    flag, value = given[0]
-    from ..job import lookup
-
-    spec, name = lookup(ns.equation)
-    declared = {p.name for p in spec.declared(ns.ic)}
-    want = ("Re", "nu") if flag == "--re" else ("nu", "Re")
-    key = next((k for k in want if k in declared), None)
-    if key is None:
-        raise ValueError(f"{flag}: {name} has no Reynolds number (Re) or viscosity (nu) parameter; its parameters: "
-                         f"{', '.join(sorted(declared)) or 'none'}")
-    if key in params:
-        raise ValueError(f"{flag} and --param {key} both given; give one")
-    if key != want[0] and not (math.isfinite(value) and value > 0):  # the reciprocal sets the other parameter
-        raise ValueError(f"{flag} must be a positive number (it sets {key} = 1 / {flag[2:]}), got {value}")
-    params[key] = value if key == want[0] else 1.0 / value
-
-
 def config(ns: argparse.Namespace):
-    """The :class:`~solvers.RunConfig` of the command line; flags that set parameters go into ``params``.
+    """The :class:`~solvers.RunConfig` of the command line: the flags given, nothing filled in (the preset and
+    the defaults are the resolver's, :func:`~solvers.job.resolve`); flags that set parameters go into ``params``
+    under their parameter's name (``--re`` -> ``Re``, ``--nu`` -> ``nu``: the equation's declaration says which
+    one is the other's reciprocal).
 
     Raises:
-      ValueError: a malformed ``--param``, ``--re``/``--nu``, ``--snapshot-times`` (the CLI exits with status 2).
+      ValueError: a malformed ``--param`` or ``--snapshot-times``, a flag given with ``--param`` of the same
+        parameter, or ``--stats-start`` with statistics off (the CLI exits with status 2).
     """
     from ..job import RunConfig
 
@@ -82,12 +67,11 @@ def config(ns: argparse.Namespace):
         if not sep or not key.strip():
             raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
         params[key.strip()] = value.strip()
-    _viscosity(ns, params)
-    for key in SHORTHANDS:
-        value = getattr(ns, key)
+    for flag, key in SHORTHANDS.items():
+        value = getattr(ns, flag)
         if value is not None:
             if key in params:
-                raise ValueError(f"--{key.replace('_', '-')} and --param {key} both given; give one")
+                raise ValueError(f"--{flag.replace('_', '-')} and --param {key} both given; give one")
             params[key] = value
     times: tuple[float, ...] = ()
     if ns.snapshot_times is not None:
@@ -107,15 +91,8 @@ def config(ns: argparse.Namespace):
              "plots": not ns.no_plots, "snapshot_every": ns.snapshot_every, "snapshot_times": times,
              "snapshot_dtype": ns.snapshot_dtype, "stats_every": ns.stats_every, "stats_start": ns.stats_start}
     given = {k: v for k, v in given.items() if v is not None}
-    if ns.preset is not None:  # the preset fills what the command line leaves out (a flag given wins, any value)
-        from ..job import lookup
-        from ..job.config import preset_values
-
-        spec, name = lookup(ns.equation)
-        values = preset_values(spec, name, ns.preset)
-        params = {**values.pop("params", {}), **params}
-        given = {**values, **given, "applied_preset": ns.preset}
-    if ns.stats_start is not None and not given.get("stats_every"):
+    if ns.stats_start is not None and not ns.stats_every and (ns.stats_every is not None or ns.preset is None):
+        # (with a preset and no --stats-every, the preset's statistics decide: the resolver checks)
         raise ValueError("--stats-start given, but statistics are off: give --stats-every N too (a sample every N "
                          "steps)")
-    return RunConfig(**given, params=params)
+    return RunConfig(**given, preset=ns.preset, params=params)

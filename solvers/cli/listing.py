@@ -8,7 +8,8 @@ def _describe(p) -> str:
     from .flags import PARAM_FLAGS
 
     flag = f", {PARAM_FLAGS[p.name]}" if p.name in PARAM_FLAGS else ""
-    return f"{p.name}={p.default!r} ({p.allowed()}{flag}){': ' + p.help if p.help else ''}"
+    alias = f", or {p.reciprocal} = 1 / {p.name}" if p.reciprocal else ""
+    return f"{p.name}={p.default!r} ({p.allowed()}{flag}{alias}){': ' + p.help if p.help else ''}"
 
 
 def _needs_dt(spec) -> bool:

@@ -63,9 +63,11 @@ def parser() -> argparse.ArgumentParser:
                    help="box side(s): one value or one per axis, in the order of --n (default: the equation's box)")
     visc = r.add_mutually_exclusive_group()
     visc.add_argument("--re", type=float, default=None,
-                      help="Reynolds number: the parameter Re where the equation has one, else nu = 1 / Re")
+                      help="Reynolds number: the parameter Re, or nu = 1 / Re where the equation declares nu with "
+                           "Re as its reciprocal (see `list`)")
     visc.add_argument("--nu", type=float, default=None,
-                      help="kinematic viscosity: the parameter nu where the equation has one, else Re = 1 / nu")
+                      help="kinematic viscosity: the parameter nu, or Re = 1 / nu where the equation declares Re with "
+                           "nu as its reciprocal (see `list`)")
     r.add_argument("--t-end", type=float, default=None, help="final time (default: 1, or the preset's)")
     r.add_argument("--out", default=None, help="output directory (default runs/EQUATION-IC)")
     r.add_argument("--mesh", default="slab", help="decomposition: slab, pencil, or auto (the faster measured by "

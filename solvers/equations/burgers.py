@@ -46,7 +46,7 @@ class Burgers(VelocityEquation):
 
     grid_ndims = (3,)
     parameters = (
-        Param("nu", 1 / 1600, "kinematic viscosity", low=0),
+        Param("nu", 1 / 1600, "kinematic viscosity", low=0, reciprocal="Re"),
         Param("amplitude", 1.0, "v0 of the sine and taylor-green initial conditions"),
     )
     initial_conditions = {

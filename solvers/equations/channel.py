@@ -11,8 +11,8 @@ import numpy as np
 
 from ..bases import Chebyshev
 from ..bases import tau as _tau
-from ..grids import Grid, wall_grid
-from ..model import Equation, InitialCondition, Param, WallVelocity, laminar_profile
+from ..grids import Grid
+from ..model import InitialCondition, NoSlipVelocity, Param, WallEquation, WallVelocity, laminar_profile
 from ..model.velocity_vorticity import own_buffer
 
 DRIVES = ("flow-rate", "pressure")
@@ -80,7 +80,7 @@ TURBULENT = InitialCondition(_turbulent, (
     "laminar + a random perturbation satisfying the wall conditions (3D transition)")
 
 
-class Channel(Equation):
+class Channel(WallEquation):
     """Incompressible flow between no-slip walls at ``y = -1, 1``, periodic in x (and z), driven at constant
     flow rate (default) or constant pressure gradient.
 
@@ -91,7 +91,7 @@ class Channel(Equation):
     gradient ``2 / Re``. Formulation: velocity-vorticity (Kim, Moin & Moser 1987;
     :class:`~solvers.model.WallVelocity`), Chebyshev tau in y with the influence-matrix method for ``v = v' = 0``,
     Fourier in x and z, rotational nonlinear term dealiased by the grid's rule, IMEX time stepping with banded
-    implicit solves (the linear part is :class:`~solvers.ImplicitLinear`).
+    implicit solves (the implicit part is the block :class:`~solvers.NoSlipVelocity`).
 
     Grid: ``(ny, nx[, nz])`` with ``y`` first (:func:`~solvers.grids.wall_grid` with ``walls=(-1, 1)``: Chebyshev
     Gauss-Lobatto points, walls included). State: complex ``(F,) + grid.spectral_shape`` (``(ny, nx // 2)`` in 2D,
@@ -99,12 +99,12 @@ class Channel(Equation):
     ``grid.spectral_sharding(1)``.
 
     Args:
-      grid: a wall grid of shape ``(ny, nx[, nz])`` whose axis 0 is Chebyshev on ``[-1, 1]`` (a grid of other bases
-        and the same sizes and periodic lengths is rebuilt as one).
+      grid: a wall grid of shape ``(ny, nx[, nz])`` whose axis 0 is Chebyshev on ``[-1, 1]``
+        (:func:`~solvers.wall_grid` with ``walls=(-1, 1)``), used as it is.
       Re: Reynolds number. drive: ``flow-rate`` or ``pressure``.
 
     Raises:
-      ValueError: bad parameters (naming them), a wall-normal axis other than ``[-1, 1]``.
+      ValueError: bad parameters (naming them), a grid whose axis 0 is not Chebyshev on ``[-1, 1]``.
     """
 
     #: the laminar flow (``orr_sommerfeld.PROFILES``): Poiseuille ``U = 1 - y^2``
@@ -114,7 +114,8 @@ class Channel(Equation):
     wall_signs = (1.0, -1.0)
     grid_ndims = (2, 3)
     parameters = (
-        Param("Re", 5000.0, "Reynolds number U_c h / nu of the laminar flow U = 1 - y^2", low=0, low_open=True),
+        Param("Re", 5000.0, "Reynolds number U_c h / nu of the laminar flow U = 1 - y^2", low=0, low_open=True,
+              reciprocal="nu"),
         Param("drive", "flow-rate", "flow-rate (bulk velocity kept at the laminar 2/3) or pressure (the laminar "
               "pressure gradient 2 / Re)", str, choices=DRIVES),
     )
@@ -128,7 +129,7 @@ class Channel(Equation):
         self._walls(grid, Re=Re, drive=drive)
 
     def _walls(self, grid: Grid, **params: Any) -> None:
-        """The wall grid of ``grid`` (itself if it is one), the parameters and the velocity machinery."""
+        """The grid (checked, never replaced), the parameters and the velocity machinery."""
         super().__init__(channel_grid(grid, self.label()), **params)
         self.dim = self.grid.ndim
         self.kmm = WallVelocity(self.grid)
@@ -192,12 +193,12 @@ class Channel(Equation):
         return u
 
     # ----- equation ------------------------------------------------------------------------------------
-    def implicit_factor(self, h: jax.Array) -> dict:
-        """The tau solves' factors for ``h`` (:meth:`~solvers.WallVelocity.factor`), once per step size."""
-        return self.kmm.factor(h, self.nu, self._flux())
+    def implicit_parts(self) -> dict:
+        """The velocity between the walls (viscosity ``1 / Re``; the flow-rate drive's imposed bulk velocity)."""
+        return {"velocity": NoSlipVelocity(self.nu, self._flux())}
 
-    def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
-        return self.kmm.solve_factored(rhs, factor, self._flux())
+    def state_slices(self) -> dict:
+        return {"velocity": slice(0, self.kmm.fields)}
 
     def _flux(self) -> float | None:
         return LAMINAR_BULK if self.drive == "flow-rate" else None
@@ -258,21 +259,16 @@ class Channel(Equation):
 
 
 def channel_grid(grid: Grid, owner: str = "Channel") -> Grid:
-    """``grid`` if its axis 0 is Chebyshev on ``[-1, 1]`` and its other axes Fourier; a grid of other bases with a
-    wall-normal length 2 is rebuilt as that wall grid (same sizes, periodic lengths, mesh, dtype and rules).
+    """``grid`` itself, checked: axis 0 Chebyshev on ``[-1, 1]``, the other axes Fourier.
 
     Raises:
-      ValueError: a wall-normal axis other than ``[-1, 1]`` (length 2).
+      ValueError: another grid (naming what is wrong and how to build the right one).
     """
     first = grid.bases[0]
-    if isinstance(first, Chebyshev):
-        if first.domain != (-1.0, 1.0):
-            raise ValueError(f"{owner}: the walls must be at y = -1 and y = 1 (axis 0 on [-1, 1]), got the "
-                             f"interval {first.domain}")
-        return grid
-    if grid.box_length[0] != 2.0:
-        raise ValueError(f"{owner}: the wall-normal box (axis 0, the first entry of the box length) must be 2 "
-                         f"(walls at y = -1, 1), got {grid.box_length[0]:g}")
-    return wall_grid(grid.modes, grid.mesh, walls=(-1.0, 1.0), lengths=grid.box_length[1:], dtype=grid.dtype,
-                     dealias=grid.dealias_rule, backend=grid.backend,
-                     points=grid.shape if grid.stored_on_more_points else None)
+    if not isinstance(first, Chebyshev):
+        raise ValueError(f"{owner}: grid axis 0 must be Chebyshev between the walls, got {type(first).__name__}; "
+                         "build the grid with solvers.wall_grid(shape, mesh, walls=(-1.0, 1.0), lengths=...)")
+    if first.domain != (-1.0, 1.0):
+        raise ValueError(f"{owner}: the walls must be at y = -1 and y = 1 (axis 0 on [-1, 1]), got the "
+                         f"interval {first.domain}")
+    return grid

@@ -31,18 +31,18 @@ class Couette(Channel):
     laminar flow, on both).
 
     Args:
-      grid: a grid of shape ``(ny, nx[, nz])`` and box ``(2, Lx[, Lz])`` (rebuilt with the wall basis).
+      grid: a wall grid of shape ``(ny, nx[, nz])``, axis 0 Chebyshev on ``[-1, 1]`` (used as it is).
       Re: Reynolds number.
 
     Raises:
-      ValueError: a non-positive ``Re``, a wall-normal box other than 2.
+      ValueError: a non-positive ``Re``, a grid whose axis 0 is not Chebyshev on ``[-1, 1]``.
     """
 
     profile = "couette"
     wall_signs = (1.0, 1.0)
     parameters = (
         Param("Re", 1000.0, "Reynolds number U_w h / nu (wall speed, half-width) of the laminar flow U = y", low=0,
-              low_open=True),
+              low_open=True, reciprocal="nu"),
     )
     initial_conditions = {
         "laminar": InitialCondition(_laminar, (), "laminar Couette flow U = y"),

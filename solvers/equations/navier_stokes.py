@@ -36,7 +36,7 @@ class NavierStokes(VelocityEquation):
 
     grid_ndims = (3,)
     parameters = (
-        Param("nu", 1 / 1600, "kinematic viscosity", low=0),
+        Param("nu", 1 / 1600, "kinematic viscosity", low=0, reciprocal="Re"),
         Param("forcing_epsilon", 0.0, "Lundgren linear forcing injecting this power (0: decaying)", low=0),
     )
     initial_conditions = {

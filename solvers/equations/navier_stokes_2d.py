@@ -75,7 +75,7 @@ class NavierStokes2D(Equation):
 
     grid_ndims = (2,)
     parameters = (
-        Param("nu", 1 / 1600, "kinematic viscosity", low=0),
+        Param("nu", 1 / 1600, "kinematic viscosity", low=0, reciprocal="Re"),
         Param("forcing", 0.0, "Kolmogorov forcing amplitude F (0: decaying)"),
         Param("kf", 4, "forcing mode number (k_f = 2 pi kf / Ly), below ny/3", int, low=1),
         Param("drag", 0.0, "linear (Ekman) drag mu", low=0),

@@ -63,12 +63,14 @@ class RayleighBenard(Equation):
 
     Args:
       grid: a grid of shape ``(nz, nx[, ny])`` (z first) whose axis 0 is the wall condition's basis on ``[0, 1]``
-        (:meth:`make_grid` builds it); any other grid of depth 1 is rebuilt as that grid (same sizes, mesh, rules).
+        (:meth:`make_grid` builds it), used as it is; free-slip plates also take a periodic grid of depth 1, whose
+        sizes, mesh and rules their sine/cosine grid is built with.
       Ra, Pr: Rayleigh and Prandtl numbers. amplitude: initial perturbation.
 
     Raises:
       TypeError: ``RayleighBenard`` itself instantiated.
-      ValueError: bad parameters (naming them), a depth other than 1.
+      ValueError: bad parameters (naming them), a depth other than 1, a no-slip grid whose axis 0 is not
+        Chebyshev on ``[0, 1]``.
     """
 
     #: the wall-normal basis of the wall condition, and whether the last horizontal axis is a half spectrum
@@ -116,6 +118,10 @@ class RayleighBenard(Equation):
         first = grid.bases[0]
         if type(first) is self.wall_basis and first.domain == (0.0, 1.0):
             return grid
+        if self.half_spectrum:  # no-slip: the grid is checked, never replaced (free-slip builds its sine/cosine grid)
+            got = f"the interval {first.domain}" if type(first) is self.wall_basis else type(first).__name__
+            raise ValueError(f"{self.label()}: grid axis 0 must be {self.wall_basis.__name__} on [0, 1] (the plates), "
+                             f"got {got}; build the grid with {self.label()}.make_grid(shape, mesh)")
         if grid.box_length[0] != 1.0:
             raise ValueError(f"{self.label()}: the depth (box length of the first axis, z) must be 1, got "
                              f"{grid.box_length[0]:g}")

@@ -10,12 +10,12 @@ import jax.numpy as jnp
 from ..bases import Chebyshev
 from ..bases import tau as _tau
 from ..grids import Grid
-from ..model import WallVelocity
+from ..model import Diffusion, NoSlipVelocity, WallEquation, WallVelocity
 from ..model.velocity_vorticity import own_buffer
 from .rayleigh_benard import K_CRITICAL_NO_SLIP, RayleighBenard
 
 
-class RayleighBenardNoSlip(RayleighBenard):
+class RayleighBenardNoSlip(WallEquation, RayleighBenard):
     """Rigid plates (``u = 0``, ``theta = 0`` at ``z = 0, 1``): the velocity in the velocity-vorticity form of
     :class:`~solvers.WallVelocity` (viscosity ``Pr``, buoyancy ``Ra Pr theta`` along z in the
     Lamb vector) and the temperature perturbation ``theta``, all Chebyshev in z (Gauss-Lobatto points, plates
@@ -58,15 +58,13 @@ class RayleighBenardNoSlip(RayleighBenard):
             return jax.jit(build)(*g.coordinates())
 
     # ----- equation ----------------------------------------------------------------------------------
-    def implicit_factor(self, h: jax.Array) -> dict:
-        """The velocity's tau factors (viscosity ``Pr``) and the temperature's Helmholtz factor (diffusivity 1)
-        for ``h``, once per step size."""
-        return {"velocity": self.kmm.factor(h, self.Pr), "theta": self.kmm.scalar_factor(h, 1.0)}
+    def implicit_parts(self) -> dict:
+        """The velocity between no-slip plates (viscosity ``Pr``) and ``theta``'s diffusion (diffusivity 1, held at
+        0 on both plates), solved in that order."""
+        return {"velocity": NoSlipVelocity(self.Pr), "theta": Diffusion(1.0)}
 
-    def implicit_solve(self, rhs: jax.Array, factor: dict) -> jax.Array:
-        vel = self.kmm.solve_factored(rhs[: self.nv], factor["velocity"])
-        theta = self.kmm.scalar_solve(self.kmm.after(rhs[self.nv:], vel), factor["theta"])  # one solve at a time
-        return jnp.concatenate([vel, theta])
+    def state_slices(self) -> dict:
+        return {"velocity": slice(0, self.nv), "theta": slice(self.nv, self.nv + 1)}
 
     def nonlinear(self, s: jax.Array, t: jax.Array) -> jax.Array:
         """Lamb vector with buoyancy, advection and the base gradient, each field transformed alone (together on a small

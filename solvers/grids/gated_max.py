@@ -4,9 +4,9 @@ A scheme whose dt is chosen from the rate of the state (:meth:`solvers.integrato
 the rate's maximum across the devices in its first stage only, while the nonlinear term that forms the rate field
 is traced once for all stages. :class:`GatedMax` is the reduction the stage loop passes to the equation
 (``nonlinear_with_rate(..., reduce=...)``): the maximum where ``when`` is true, 0 where it is false, in a
-``lax.cond``, so the other stages take no maximum and no collective. A grid whose forward transform carries the
-maximum in its own all-to-alls (:meth:`solvers.Grid.from_physical_and_max`) reads ``when`` and carries it in the
-first stage only (``xfft.xrfftn(..., max_of=, max_if=)``).
+``lax.cond``, so the other stages take no maximum and no collective. The maximum is a plain ``jnp.max`` of the
+physical field (:meth:`solvers.Grid.from_physical_and_max`): on a sharded field, an all-reduce of a scalar per mesh
+axis the field is sharded over.
 
 On a GPU every such branch costs a round trip to the host
 (:func:`solvers.integrators._base.host_control_flow`), so there the stage loop passes ``when=True``: every stage

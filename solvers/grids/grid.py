@@ -31,7 +31,6 @@ from ._helpers import times_i as times_i
 from ._local import LocalOps
 from ._natural import NaturalOrder
 from ._reduce import Reductions
-from .gated_max import GatedMax
 
 __all__ = ["DEALIAS", "Grid", "rmul", "safe_inverse", "times_i"]
 
@@ -241,40 +240,20 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
     def _axes(self, x: jax.Array) -> tuple[int, ...]:
         return tuple(range(x.ndim - self.ndim, x.ndim))
 
-    def forward(self, f: jax.Array, max_of: jax.Array | None = None, max_if: jax.Array | None = None):
+    def forward(self, f: jax.Array) -> jax.Array:
         """Coefficients of the physical field ``f`` (leading axes batched): one planned transform of every axis
-        (``norm="forward"``), then each basis's own scaling. Real sharding in, spectral sharding out.
-
-        ``max_of`` (a real field of this grid's points, real sharding): also return its maximum,
-        ``(coefficients, maximum)``, carried in the transform's all-to-alls where :meth:`carries_max` (no
-        collective of its own, see :func:`xfft.xfftn`), else one ``jnp.max``; only where ``max_if`` (a
-        replicated boolean scalar) is true, if given, else 0."""
+        (``norm="forward"``), then each basis's own scaling. Real sharding in, spectral sharding out."""
         f = f.astype(self.cdtype if self.complex_fields else self.dtype)
         if self.order != "natural":  # the planner must see the grid's layout (also where tracing hides it)
             f = self.reshard(f, self.real_sharding(f.ndim - self.ndim))
         if all(k in _FFT_KINDS for k in self.kinds):
             fn = xfft.xrfftn if self.kinds[-1] == "rfft" else xfft.xfftn
             more = {} if self.nyquist else {"drop_nyquist": True}
-            if max_of is not None:
-                more.update(max_of=max_of, max_if=max_if)
-            out = fn(f, ndim=self.ndim, norm="forward", backend=self.backend, order=self.order, **more)
-            c, m = out if max_of is not None else (out, None)
+            c = fn(f, ndim=self.ndim, norm="forward", backend=self.backend, order=self.order, **more)
         else:
             c = xfft.xr2rn(f, self.kinds, axes=self._axes(f), norm="forward", drop_nyquist=not self.nyquist)
             c = self.reshard(c, self.spectral_sharding(c.ndim - self.ndim))  # (also where tracing hides the layout)
-            m = None
-            if max_of is not None:
-                m = jnp.max(max_of) if max_if is None else GatedMax(max_if, max_of.dtype)(max_of)
-        c = self._each_basis(c, "post_forward")
-        return c if max_of is None else (c, m)
-
-    def carries_max(self) -> bool:
-        """Whether :meth:`forward` carries ``max_of``'s maximum in its own all-to-alls: several devices, Fourier
-        axes only, a backend that declares it (xfft's ``carries_max`` capability: native); elsewhere it is one
-        separate reduction."""
-        backend = xfft.backends.get_backend(self.backend)
-        return self.mesh.size > 1 and all(k in _FFT_KINDS for k in self.kinds) and \
-            bool(xfft.backends.capability(backend, "carries_max"))
+        return self._each_basis(c, "post_forward")
 
     def reshard(self, a: jax.Array, target: NamedSharding) -> jax.Array:
         """``a`` on ``target`` (a no-op when it is already there)."""
@@ -323,27 +302,10 @@ class Grid(NaturalOrder, Dealiasing, LocalOps, Reductions):
         """:meth:`from_physical` of ``f`` and the maximum of ``field``, a real field on the same points as ``f``
         (e.g. the CFL rate of the velocity that formed the product ``f``).
 
-        ``reduce`` says how the maximum is taken:
-
-        - None: where the transform carries it (:meth:`carries_max`), the maximum travels in the transform's
-          own all-to-alls, so a CFL-controlled step makes no collective beyond its transforms (a separate maximum
-          across devices cost 4-6% of a Navier-Stokes step at 32^3 on 8 CPU devices); elsewhere one
-          ``jnp.max``.
-        - a :class:`~solvers.grids.GatedMax` (what the driver's stage loop passes: the maximum in a step's
-          first stage only, 0 in the others): carried as above, in that stage only (``max_if``; each carrying
-          exchange sits in a ``lax.cond`` beside its plain twin). Carried in every stage, the 2D step at 256^2
-          took 3% longer than with an all-reduce in the first stage.
-        - any other callable: ``reduce(field)``, taken as it is, nothing carried (``jnp.max`` where only the
-          maximum is wanted: XLA then drops the transform of ``f``, which nothing uses).
-
-        The maximum is the same number either way (it is exact); the programs around it compile differently, so
-        a run agrees with the other form to rounding (about 1e-15 relative for Taylor-Green at 32^3, float64,
-        after 129 CFL steps), not to the bit; a resumed run takes the same form and stays bit-identical.
+        ``reduce`` takes the maximum: None is ``jnp.max`` (on a sharded field XLA reduces each block, then one
+        all-reduce of a scalar per mesh axis the field is sharded over); a :class:`~solvers.grids.GatedMax` takes
+        it only where its flag is set; any other callable is used as it is (``jnp.max`` where only the maximum is
+        wanted: XLA then drops the transform of ``f``, which nothing uses). The maximum is a plain reduction of
+        the physical field, separate from the transform.
         """
-        grid = self if self.dealias_rule != "3/2" else self.padded
-        gated = isinstance(reduce, GatedMax)
-        if not grid.carries_max() or (reduce is not None and not gated):
-            return self.from_physical(f), (jnp.max if reduce is None else reduce)(field)
-        c, m = grid.forward(f, max_of=field, max_if=reduce.when if gated else None)
-        c = c if grid is self else self.padded.resize(c, self)
-        return self.dealias(c), m
+        return self.from_physical(f), (jnp.max if reduce is None else reduce)(field)

@@ -42,8 +42,9 @@ def make_integrator(equation, integrator=None) -> Integrator:
     if isinstance(integrator, Integrator):
         if integrator.equation is equation:
             return integrator
+        integrator.check_equation(equation)
         out = copy.copy(integrator)
-        Integrator.__init__(out, equation)
+        out.equation, out._fused, out._jitted = equation, None, None
         out._jitted = None
         return out
     raise TypeError(f"integrator must be a name, an Integrator subclass or instance, got {integrator!r}")

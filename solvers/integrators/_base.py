@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import weakref
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -10,11 +11,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..grids import GatedMax
 from ..model import Equation
 from ..model.linear import FusedRate, linear_form
 from ..model.tree import State, tree_add
-from ..stepping import fixed_steps
+from ..stepping import StepAux, fixed_steps
 
 Coefficients = Any
 
@@ -44,12 +44,20 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     needs_diagonal: ClassVar[bool] = True
 
     def __init__(self, equation: Equation):
-        """Bind the scheme to ``equation``.
+        """Bind the scheme to ``equation`` (after :meth:`check_equation`).
 
         Raises:
           TypeError: ``equation`` is not an Equation, or its linear part has a form this scheme cannot advance
             (naming the schemes that can).
         """
+        self.check_equation(equation)
+        self.equation = equation
+        self._fused: bool | None = None
+
+    def check_equation(self, equation: Equation) -> None:
+        """Raise ``TypeError`` where this scheme cannot advance ``equation``. The default asks for an
+        :class:`~solvers.Equation` with a linear part (diagonal where :attr:`needs_diagonal`); a scheme for other
+        systems (particles: no linear part) overrides it. Binding and rebinding (:func:`make_integrator`) call it."""
         if not isinstance(equation, Equation):
             raise TypeError(f"{type(self).__name__}: equation must be a solvers.Equation, got "
                             f"{type(equation).__name__}")
@@ -61,28 +69,46 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
             raise TypeError(f"{self.name or type(self).__name__} needs a diagonal linear operator (linear()), but "
                             f"{equation.label()} solves its linear part implicitly (it couples coefficients, e.g. "
                             "along a wall-normal axis with boundary conditions); use an IMEX scheme (imex)")
-        self.equation = equation
-        self._fused: bool | None = None
 
     def coefficients(self, dt: jax.Array) -> Coefficients:
+        """Everything a step needs that depends only on ``dt`` and ``L`` (none by default)."""
         return ()
 
     def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients) -> State:
-        """Advance ``state`` from ``t`` to ``t + dt``: :meth:`first_evaluation` then :meth:`finish`."""
-        first, _ = self.first_evaluation(state, t, rate=False)
-        return self.finish(state, first, t, dt, coeffs)
+        """Advance ``state`` from ``t`` to ``t + dt`` (:meth:`step_aux` without its aux)."""
+        if type(self).finish is Integrator.finish and type(self).step_aux is Integrator.step_aux:
+            raise NotImplementedError(f"{type(self).__name__} implements none of step, step_aux, finish")
+        return self.step_aux(state, t, dt, coeffs, rate=False)[0]
+
+    def step_aux(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients, rate: bool = False, *,
+                 synced: bool = False) -> tuple[State, StepAux]:
+        """One step and what it computed that a controller may use: ``(state at t + dt, StepAux)``, the aux's
+        ``rate`` the advective rate of ``state`` (from its first stage's physical fields where the equation fuses
+        them, :class:`~solvers.FusedRate`, else ``max_rate``) where ``rate`` (static), else None.
+
+        By default :meth:`first_evaluation` then :meth:`finish`; a scheme that overrides only :meth:`step` gets the
+        rate from ``max_rate``. ``synced`` (a GPU, where a branch costs a round trip to the host; the run passes it
+        only where True): branch nowhere. Pure and jit-able."""
+        real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
+        if type(self).finish is Integrator.finish:  # a scheme with its own step only
+            if type(self).step is Integrator.step:
+                raise NotImplementedError(f"{type(self).__name__} implements none of step, step_aux, finish")
+            r = self.equation.max_rate(state) if rate else None
+            return self.step(state, t, dt, coeffs), StepAux(None if r is None else jnp.asarray(r).astype(real))
+        first, r = self.first_evaluation(state, t, rate)
+        if rate and r is None:
+            r = self.equation.max_rate(state)
+        return self.finish(state, first, t, dt, coeffs), StepAux(jnp.asarray(r).astype(real) if rate else None)
 
     def first_evaluation(self, state: State, t: jax.Array, rate: bool) -> tuple[State | None, jax.Array | None]:
         """The part of a step that does not depend on ``dt``: the nonlinear term at ``state`` (None for schemes
         whose first evaluation needs ``dt``), and, if ``rate``, the equation's advective rate of ``state`` (from
-        the same physical fields where the equation provides ``nonlinear_and_rate``, :class:`~solvers.FusedRate`).
-
-        The driver chooses ``dt`` from that rate and then calls :meth:`finish`, so the CFL rate costs no transform
-        of its own."""
+        the same physical fields where the equation provides ``nonlinear_and_rate``, :class:`~solvers.FusedRate`),
+        so the CFL rate costs no transform of its own."""
         eq = self.equation
         n, r = eq.nonlinear(state, t), None
         if rate:
-            n, r = eq.nonlinear_and_rate(state, t) if self.fuses_rate(state, t) else (n, eq.max_rate(state))
+            n, r = eq.nonlinear_and_rate(state, t, jnp.max) if self.fuses_rate(state, t) else (n, eq.max_rate(state))
         if self.explicit_linear:
             n = tree_add(apply_linear_lean(eq.linear(), state), n)
         return n, r
@@ -91,29 +117,9 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
     explicit_linear: ClassVar[bool] = False
 
     def finish(self, state: State, first: State | None, t: jax.Array, dt: jax.Array, coeffs: Coefficients) -> State:
-        """The rest of the step from ``t`` to ``t + dt`` given :meth:`first_evaluation`'s ``first``. A scheme
-        written before this split may override :meth:`step` only (the driver then computes the rate separately).
-        """
+        """The rest of the step from ``t`` to ``t + dt`` given :meth:`first_evaluation`'s ``first``. A scheme may
+        override :meth:`step` (or :meth:`step_aux`) instead."""
         raise NotImplementedError(f"{type(self).__name__} implements neither finish nor step")
-
-    def controlled_step(self, state: State, t: jax.Array, coeffs: Coefficients, choose: Callable,
-                        rate: bool = True, synced: bool = False) -> tuple[State, jax.Array, jax.Array, Any]:
-        """One step whose ``dt`` is chosen on the device from the state's advective rate.
-
-        ``choose(rate) -> (dt, go, aux)`` (``rate`` None when not ``rate``) runs after the first evaluation; where
-        ``go`` is False the state is returned unchanged (the loop stops there: a time to land on, a new dt for the
-        coefficients). ``synced`` (a GPU, :func:`~solvers.stepping.host_control_flow`): no branch; the step is taken
-        anyway and selected. Returns ``(state, dt, go, aux)``. Pure and jit-able.
-        """
-        if type(self).finish is Integrator.finish:  # a scheme with its own step only
-            first, r = None, self.equation.max_rate(state) if rate else None
-            dt, go, aux = choose(r)
-            return _where_go(synced, go, lambda s: self.step(s, t, dt, coeffs), state), dt, go, aux
-        first, r = self.first_evaluation(state, t, rate)
-        if rate and first is None:
-            r = self.equation.max_rate(state)
-        dt, go, aux = choose(r)
-        return _where_go(synced, go, lambda s: self.finish(s, first, t, dt, coeffs), state), dt, go, aux
 
     def advance(self, state: State, t0: float, dt: float, steps: int) -> State:
         """Take ``steps`` fixed steps of ``dt`` from ``t0`` in one compiled loop (the stepping core's
@@ -157,16 +163,6 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
                 lambda s, t: eq.nonlinear_and_rate(s, t, jnp.max)[1], state, t) is not None
         return self._fused
 
-    def stage_rhs_and_rate(self, lin: State, y: State, t: jax.Array, rate: jax.Array | None,
-                           reduce: Callable | None = None) -> tuple[State, jax.Array | None]:
-        """:meth:`stage_rhs` and the advective rate of ``y``: from the nonlinear term's own physical fields where
-        the equation fuses them (:meth:`fuses_rate`; ``reduce`` as in :class:`~solvers.FusedRate`), else
-        ``rate`` (computed once before the stage loop)."""
-        if rate is None or not self.fuses_rate(y, t):
-            return self.stage_rhs(lin, y, t), rate
-        n, r = self.equation.nonlinear_and_rate(y, t, reduce)
-        return tree_add(apply_linear_lean(lin, y), n), r
-
     def first_stage_rate(self, state: State, t: jax.Array) -> jax.Array:
         """The advective rate of ``state`` as a step's first stage computes it for the CFL control: from the
         nonlinear term's physical fields where the equation fuses them (the nonlinear term itself is left unused,
@@ -174,69 +170,39 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         eq = self.equation
         return eq.nonlinear_and_rate(state, t, jnp.max)[1] if self.fuses_rate(state, t) else eq.max_rate(state)
 
-    def fixed_step(self, state: State, t: jax.Array, dt: jax.Array, coeffs: Coefficients = ()) -> State:
-        """:meth:`step` of a scheme whose :meth:`controlled_step` runs :meth:`stage_loop`: the same loop with
-        ``dt`` given (a static trip count), so the bare step and the driver's step are one implementation.
-        (On 8 CPU devices, float32: the same answers to the last bit and the same bytes per
-        point as the separate ``fori_loop`` over the stages it replaces; 10.2 against 8.2 ms per RK4 step at
-        256^2 in 2D, and the same time within 2% for LSRK4 at 32^3 in 3D.)"""
-        return self.controlled_step(state, t, coeffs, lambda r: (dt, True, ()), rate=False, synced=False)[0]
+    def stage_loop(self, state: State, t: jax.Array, dt: jax.Array, rate: bool, offsets: jax.Array,
+                   update: Callable, init: tuple, synced: bool = False) -> tuple[tuple, StepAux]:
+        """The stage loop of an explicit Runge-Kutta scheme: ``update(i, regs, f, dt) -> regs`` folds stage ``i``'s
+        right-hand side ``L y + N(y, t + offsets[i] dt)`` (``y = regs[0]``) into the registers (``init``).
 
-    def stage_loop(self, state: State, t: jax.Array, choose: Callable, rate: bool, offsets: jax.Array,
-                   update: Callable, init: tuple, synced: bool = False) -> tuple[tuple, jax.Array, jax.Array, Any]:
-        """The stage loop of a Runge-Kutta scheme whose dt is chosen at stage 0 (``controlled_step``).
-
-        ``update(i, regs, f, dt, go) -> regs`` folds stage ``i``'s right-hand side ``f`` into the registers (``init``);
-        stage ``i`` evaluates at ``t + offsets[i] dt`` and ``offsets[0]`` is 0, so ``choose`` sees the rate of ``state``
-        before any dt is needed. Where ``go`` is False only stage 0 runs (on a GPU every stage runs, see below) and
-        ``update`` must leave the result unchanged, in every stage (``jnp.where(go, ...)``). One ``lax.while_loop`` over
-        the stages, so the register updates stay in place (a first stage taken out of the loop kept one more state
-        alive). Where the equation fuses the CFL rate into its nonlinear term, the rate's reduction (a maximum across
-        devices) sits in a ``lax.cond`` taken in the first stage only, passed to the equation as ``reduce``
-        (:class:`~solvers.grids.GatedMax`; a grid that carries the maximum in its forward all-to-all carries it in
-        the first stage only): the nonlinear term itself is traced once, outside any branch. (With the whole nonlinear
-        term inside the ``cond``, traced once in each branch, the CFL loop took 1.10x the fixed-dt loop at 256^2 in 2D
-        and 1.02x with the reduction alone in it; see the README.) Where ``choose`` says ``go`` is True before anything
-        is traced (a given dt: :meth:`fixed_step`), the loop has a static trip count, so the step is reverse-mode
-        differentiable (``solvers.rollout``).
-
-        On a GPU (:func:`host_control_flow`) each ``lax.cond`` and each turn of a ``lax.while_loop`` costs a round
-        trip to the host, so there the loop has the static trip count always (every stage runs; where ``go`` is
-        False ``update`` keeps the result) and every stage takes the maximum (only the first stage's is used): no
-        branch at all. (On an H200 the main job's 2D step at 256^2 took 1.42x the bare step with
-        the branches; the benchmarks page has the measurements.)
-        """
+        One ``lax.fori_loop`` over the stages (a static trip count: reverse-mode differentiable), so the register
+        updates stay in place (a first stage taken out of the loop kept one more state alive). Where ``rate``, the
+        first stage also gives the rate of ``state``: from the nonlinear term's own physical fields where the
+        equation fuses them, its maximum in a ``lax.cond`` taken in the first stage only (``synced``, on a GPU, where
+        a branch costs a round trip to the host: every stage takes it and the first is kept), else ``max_rate``
+        once before the loop. Returns ``(regs, StepAux)``."""
         lin = self.equation.linear()
-        stages = offsets.shape[0]
-        r0 = self.equation.max_rate(state) if rate and not self.fuses_rate(state, t) else None
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
-        probe = jnp.zeros((), real) if rate else None
-        _, _, aux0 = jax.eval_shape(choose, probe)
-        aux0 = jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), aux0)
+        fused = rate and self.fuses_rate(state, t)
+        gpu = fused and (synced or _on_gpu(self.equation))
 
-        always = _always(choose(probe)[1])
-
-        def body(carry):
-            i, n, regs, dt, go, aux = carry
-            first = i == 0
+        def body(i, carry):
+            regs, r = carry
             y, ti = regs[0], t + offsets[i] * dt
-            if rate and r0 is None:  # the rate from the stage's own fields, reduced in the first stage only
-                f, r = self.stage_rhs_and_rate(lin, y, ti, probe, GatedMax(True if synced else first, real))
-            else:
-                f, r = self.stage_rhs_and_rate(lin, y, ti, r0)
-            dt_i, go_i, aux_i = choose(r)
-            dt = jnp.where(first, jnp.asarray(dt_i, real), dt)
-            go = jnp.where(first, go_i, go)
-            aux = jax.tree.map(lambda a, b: jnp.where(first, b, a), aux, aux_i)
-            n = jnp.where(first, jnp.where(go, stages, 1), n)
-            return i + 1, n, update(i, regs, f, dt, go), dt, go, aux
+            if not fused:
+                return update(i, regs, self.stage_rhs(lin, y, ti), dt), r
+            first = i == 0
+            reduce = jnp.max if gpu else (lambda f: jax.lax.cond(
+                first, lambda a: jnp.max(a).astype(real), lambda a: jnp.zeros((), real), f))
+            n, ri = self.equation.nonlinear_and_rate(y, ti, reduce)
+            f = tree_add(apply_linear_lean(lin, y), n)
+            return update(i, regs, f, dt), jnp.where(first, jnp.asarray(ri).astype(real), r)
 
-        start = (jnp.int32(0), jnp.int32(stages), init, jnp.zeros((), real), jnp.array(False), aux0)
-        if always or synced:  # every stage runs: a static trip count (reverse-mode differentiable where always)
-            _, _, regs, dt, go, aux = jax.lax.fori_loop(0, stages, lambda i, c: body(c), start)
-        else:
-            _, _, regs, dt, go, aux = jax.lax.while_loop(lambda c: c[0] < c[1], body, start)
-        return regs, dt, go, aux
+        r0 = jnp.zeros((), real) if fused else None
+        regs, r = jax.lax.fori_loop(0, offsets.shape[0], body, (init, r0))
+        if rate and not fused:
+            r = jnp.asarray(self.equation.max_rate(state)).astype(real)
+        return regs, StepAux(r if rate else None)
 
     @staticmethod
     def stage_table(state: State, *rows) -> jax.Array:
@@ -248,33 +214,34 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         """Largest dt the linear part allows (inf for schemes that treat it exactly)."""
         if self.treats_linear_exactly or linear_form(self.equation) != "diagonal":
             return float("inf")
-        lam = float(jax.jit(lambda: jnp.max(jnp.stack([jnp.max(jnp.abs(a)) for a in jax.tree.leaves(
-            self.equation.linear())])))())  # one program, not one per operation
+        lam = _largest_eigenvalue(self.equation)
         return float("inf") if lam == 0 else self.linear_stability_radius / lam
 
     #: |dt * lambda| limit of the explicit scheme on the negative real axis (RK4: 2.78).
     linear_stability_radius: ClassVar[float] = float("inf")
 
 
-def _where_go(synced: bool, go: jax.Array, step: Callable[[State], State], state: State) -> State:
-    """``step(state)`` where ``go``, else ``state``: a ``lax.cond``, or where ``synced`` (a GPU) the step taken
-    anyway and selected with ``jnp.where`` (a step is wasted only where ``go`` is False: the last step tried of a
-    segment). Where ``go`` is a concrete True (a given dt), just ``step(state)``: a ``lax.cond`` on a constant is
-    still staged, and under reverse mode its partial evaluation traces the whole step again (a channel's gradient
-    traced in 48 s with it, 16 s without, on a loaded 2-core machine)."""
-    if go is True or _always(go):
-        return step(state)
-    if not synced:
-        return jax.lax.cond(go, step, lambda s: s, state)
-    return jax.tree.map(lambda a, b: jnp.where(go, a, b), step(state), state)
+_LAMBDA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _always(go) -> bool:
-    """Whether ``go`` is a concrete True at trace time (not a traced value)."""
+def _largest_eigenvalue(equation) -> float:
+    """``max |L|`` of a diagonal linear part: one program, and once per equation (a later run asks again)."""
     try:
-        return bool(go)
-    except jax.errors.ConcretizationTypeError:
-        return False
+        return _LAMBDA[equation]
+    except (KeyError, TypeError):
+        pass
+    lam = float(jax.jit(lambda: jnp.max(jnp.stack([jnp.max(jnp.abs(a)) for a in jax.tree.leaves(
+        equation.linear())])))())
+    try:
+        _LAMBDA[equation] = lam
+    except TypeError:  # an equation that cannot be a weak key: computed every time
+        pass
+    return lam
+
+
+def _on_gpu(equation) -> bool:
+    """Whether the equation's devices are GPUs (a branch there costs a round trip to the host)."""
+    return next(iter(equation.grid.mesh.devices.flat)).platform == "gpu"
 
 
 def apply_linear_lean(lin: State, state: State) -> State:

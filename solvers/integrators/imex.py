@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from ..model.linear import implicit_part, linear_form
+from ..model.linear import implicit_part, implicit_solve_at, linear_form
 from ..model.tree import State
 from ._base import Integrator
 from ._base import apply_linear_lean as apply_linear  # a real L scales parts: no complex multiply
@@ -80,7 +80,7 @@ class IMEX(Integrator):
         for i in range(s):
             rhs = rows.take(i)
             g = tab.a_im[i][i]
-            y = solver.implicit_solve(rhs, inv[g]) if g != 0 else rhs
+            y = implicit_solve_at(solver, rhs, inv[g], t + tab.c[i] * dt) if g != 0 else rhs
             if i == s - 1 and stiff:
                 return y
             if rows.needs("im", i):

@@ -36,8 +36,8 @@ class LSRK4(Integrator):
     that fits a device. Each stage is ``du = A_i du + dt F(u)`` then ``u = u + B_i du``, both element-wise; the
     stages run as a loop whose carry is the two registers, updated in place (unrolled, XLA fuses the register
     updates into their consumers and keeps every stage's ``F`` alive to the end of the step: 146 instead of 63
-    bytes per point at 128^3). :meth:`step` and :meth:`controlled_step` run the same loop
-    (:meth:`~solvers.integrators.Integrator.stage_loop`), ``step`` with its dt given.
+    bytes per point at 128^3): one loop (:meth:`~solvers.integrators.Integrator.stage_loop`), whose first stage
+    also gives the CFL rate where asked.
     """
 
     name = "lsrk4"
@@ -47,20 +47,17 @@ class LSRK4(Integrator):
     explicit_linear = True
     linear_stability_radius = 4.65
 
-    def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
-        return self.fixed_step(state, t, dt, coeffs)
-
-    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True, synced: bool = False):
-        """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
+    def step_aux(self, state: State, t: jax.Array, dt: jax.Array, coeffs=(), rate: bool = False, *,
+                 synced: bool = False):
+        """The step and its aux (see ``Integrator.stage_loop``)."""
         table = self.stage_table(state, A, B, C)
 
-        def update(i, regs, f, dt, go):
+        def update(i, regs, f, dt):
             u, du = regs
             du = jax.tree.map(lambda d, y: (table[0, i] * d + dt * y).astype(d.dtype), du, f)
-            u = jax.tree.map(lambda x, d: jnp.where(go, (x + table[1, i] * d).astype(x.dtype), x), u, du)
+            u = jax.tree.map(lambda x, d: (x + table[1, i] * d).astype(x.dtype), u, du)
             return u, du
 
         du0 = jax.tree.map(jnp.zeros_like, state)
-        (u, _), dt, go, aux = self.stage_loop(state, t, choose, rate, table[2], update, (state, du0), synced)
-        return u, dt, go, aux
-
+        (u, _), aux = self.stage_loop(state, t, dt, rate, table[2], update, (state, du0), synced)
+        return u, aux

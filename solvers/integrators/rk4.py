@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from ..model.tree import State
 from ._base import Integrator
@@ -17,8 +16,8 @@ class RK4(Integrator):
 
     The stages run as a loop over three registers: the state ``u`` (read only), the next stage's input ``y``
     and the running sum ``acc``; each stage's ``k`` is folded into both element-wise and then dropped (XLA would
-    otherwise keep ``k1 .. k4`` alive for the final combination). :meth:`step` and :meth:`controlled_step` run
-    the same loop (:meth:`~solvers.integrators.Integrator.stage_loop`), ``step`` with its dt given.
+    otherwise keep ``k1 .. k4`` alive for the final combination): one loop
+    (:meth:`~solvers.integrators.Integrator.stage_loop`), whose first stage also gives the CFL rate where asked.
     """
 
     name = "rk4"
@@ -28,17 +27,15 @@ class RK4(Integrator):
     explicit_linear = True
     linear_stability_radius = 2.78
 
-    def step(self, state: State, t: jax.Array, dt: jax.Array, coeffs=()) -> State:
-        return self.fixed_step(state, t, dt, coeffs)
-
-    def controlled_step(self, state: State, t: jax.Array, coeffs, choose, rate: bool = True, synced: bool = False):
-        """The step of :meth:`step` with dt chosen at stage 0 (see ``Integrator.stage_loop``)."""
+    def step_aux(self, state: State, t: jax.Array, dt: jax.Array, coeffs=(), rate: bool = False, *,
+                 synced: bool = False):
+        """The step and its aux (see ``Integrator.stage_loop``)."""
         table = self.stage_table(state, _C, _W, _NEXT)
 
-        def update(i, regs, k, dt, go):
+        def update(i, regs, k, dt):
             y, acc = regs
-            acc = jax.tree.map(lambda a, x: jnp.where(go, a + (table[1, i] * dt) * x, a), acc, k)
+            acc = jax.tree.map(lambda a, x: a + (table[1, i] * dt) * x, acc, k)
             return jax.tree.map(lambda u, x: u + (table[2, i] * dt) * x, state, k), acc
 
-        (_, out), dt, go, aux = self.stage_loop(state, t, choose, rate, table[0], update, (state, state), synced)
-        return out, dt, go, aux
+        (_, out), aux = self.stage_loop(state, t, dt, rate, table[0], update, (state, state), synced)
+        return out, aux

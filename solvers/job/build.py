@@ -19,7 +19,8 @@ from ..integrators import INTEGRATORS
 from ..simulation.loop import Loop
 from ..stepping import CFL, FixedStep, host_control_flow
 from . import memory as _memory
-from .config import ConfigError, Resolved, RunConfig, check_output_dir, declared, resolve, with_preset
+from .config import ConfigError, RunConfig, check_output_dir
+from .plan import Plan, declared, resolve
 
 __all__ = ["MIN_POINTS_PER_DEVICE", "Built", "build", "choose_mesh", "controller_of", "default_mesh", "make_grid",
            "validate"]
@@ -45,8 +46,9 @@ class Built:
         return self.equation.initial_state(self.ic, **self.ic_params)
 
 
-def validate(cfg: RunConfig, create: bool = True) -> Resolved:
-    """Resolve the defaults, check every value and the output directory, without touching a device array.
+def validate(cfg: RunConfig | Plan, create: bool = True) -> Plan:
+    """The plan of ``cfg`` (:func:`~solvers.job.resolve`; a plan as it is) with its output directory checked,
+    without touching a device array.
 
     ``create=False`` (a dry run) checks that the output directory could be made and written without making it.
 
@@ -54,34 +56,36 @@ def validate(cfg: RunConfig, create: bool = True) -> Resolved:
       ConfigError: naming the field or parameter and what is allowed; also where the output directory already
         holds a run and neither ``resume`` nor ``overwrite`` is set.
     """
-    res = resolve(cfg)
-    check_output_dir(res.out, create)
+    plan = resolve(cfg)
+    cfg = plan.config
+    check_output_dir(plan.out, create)
     if cfg.snapshot_every or cfg.snapshot_times:
-        check_output_dir(res.out / "snapshots", create)
-    ckdir = res.out / "checkpoints"
+        check_output_dir(plan.out / "snapshots", create)
+    ckdir = plan.out / "checkpoints"
     if not (cfg.resume or cfg.overwrite) and ckdir.is_dir() and any(ckdir.iterdir()):
-        raise ConfigError(f"out: {str(res.out)!r} already holds a run (checkpoints in {str(ckdir)!r}); set resume "
+        raise ConfigError(f"out: {str(plan.out)!r} already holds a run (checkpoints in {str(ckdir)!r}); set resume "
                           "to continue it or overwrite to start over", fields=("out", "resume", "overwrite"))
-    return res
+    return plan
 
 
-def controller_of(cfg: RunConfig) -> FixedStep | CFL:
-    """``FixedStep(dt)`` where the configuration gives ``dt``, else ``CFL(cfl, dt_max)``."""
-    return FixedStep(cfg.dt) if cfg.dt is not None else CFL(cfg.cfl, cfg.dt_max)
+def controller_of(cfg: RunConfig | Plan) -> FixedStep | CFL:
+    """The plan's controller: ``FixedStep(dt)`` where the configuration gives ``dt``, else ``CFL(cfl, dt_max)``."""
+    return resolve(cfg).controller
 
 
-def make_grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, prefer: tuple[int, ...] | None = None
-              ) -> Grid:
+def make_grid(plan: Plan, shape: tuple[int, ...], mesh, prefer: tuple[int, ...] | None = None) -> Grid:
     """The run's grid of ``shape`` on ``mesh`` (ValueError: the sizes or the mesh do not suit it).
 
     Where the mesh cannot split ``shape`` and the spec's grid can hold its modes on more points, the grid on the
     fewest points the mesh can split; ``prefer`` (the points of the checkpoint a run resumes) first.
     """
-    def grid(points=None):
-        return res.spec.grid(shape, mesh, res.box_length, dtype=cfg.dtype, dealias=cfg.dealias, backend=cfg.backend,
-                             points=points)
+    cfg = plan.config
 
-    if not res.spec.points:
+    def grid(points=None):
+        return plan.spec.grid(shape, mesh, plan.box_length, dtype=cfg.dtype, dealias=cfg.dealias,
+                              backend=cfg.backend, points=points)
+
+    if not plan.spec.points:
         return grid()
     if prefer is not None and tuple(prefer) != tuple(shape):
         try:
@@ -99,26 +103,26 @@ def make_grid(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, prefe
         return out
 
 
-def _mesh_error(cfg: RunConfig, res: Resolved, mesh, e: Exception) -> ConfigError:
-    shp = res.shape
+def _mesh_error(plan: Plan, mesh, e: Exception) -> ConfigError:
+    cfg, shp = plan.config, plan.shape
     size = mesh.size if mesh is not None else jax.device_count()
     hint = ""
-    if cfg.dealias == "none" and res.spec.points:
+    if cfg.dealias == "none" and plan.spec.points:
         hint = ("; with dealias 2/3 or 3/2 the grid's modes would be held on more points that the mesh splits "
                 "(without dealiasing, products alias differently there)")
     return ConfigError(f"n/mesh: a {cfg.mesh} mesh of {size} devices cannot hold a {_memory.shape_text(shp)} grid "
-                       f"(dealias {cfg.dealias}): {e}{_nearest_sizes(cfg, res, mesh)}{hint}", fields=("n", "mesh"))
+                       f"(dealias {cfg.dealias}): {e}{_nearest_sizes(plan, mesh)}{hint}", fields=("n", "mesh"))
 
 
-def _nearest_sizes(cfg: RunConfig, res: Resolved, mesh, reach: int = 16) -> str:
+def _nearest_sizes(plan: Plan, mesh, reach: int = 16) -> str:
     """For a grid of equal sizes that ``mesh`` cannot hold: the closest equal sizes below and above it does."""
-    shape = res.shape
+    shape = plan.shape
     if mesh is None or len(set(shape)) != 1:
         return ""
 
     def holds(n: int) -> bool:
         try:
-            make_grid(cfg, res, (n,) * len(shape), mesh)
+            make_grid(plan, (n,) * len(shape), mesh)
         except (TypeError, ValueError):
             return False
         return True
@@ -130,16 +134,16 @@ def _nearest_sizes(cfg: RunConfig, res: Resolved, mesh, reach: int = 16) -> str:
     return f"; nearest sizes this mesh holds: {' or '.join(found)}" if found else ""
 
 
-def _equation(res: Resolved, grid: Grid):
+def _equation(plan: Plan, grid: Grid):
     try:
-        return res.cls(grid, **res.eq_params)
+        return plan.cls(grid, **plan.eq_params)
     except (TypeError, ValueError) as e:
-        text = str(e).replace(f"{res.cls.label()} parameter", f"{res.equation} parameter")
-        raise ConfigError(text if res.equation in text else f"{res.equation}: {text}",
-                          params=declared(res.spec, res.ic)) from None
+        text = str(e).replace(f"{plan.cls.label()} parameter", f"{plan.equation} parameter")
+        raise ConfigError(text if plan.equation in text else f"{plan.equation}: {text}",
+                          params=declared(plan.spec, plan.ic)) from None
 
 
-def build(cfg: RunConfig, res: Resolved | None = None, mesh=None, *, estimate: bool = False, prefer=None,
+def build(cfg: RunConfig | Plan, res: Plan | None = None, mesh=None, *, estimate: bool = False, prefer=None,
           compile_probe: bool = True) -> Built:
     """The parts of the run of ``cfg`` (what :func:`solvers.run` runs: the grid, the equation, the integrator, the
     controller), once the run is known to fit in memory; the initial condition and the CFL rate are checked by
@@ -150,8 +154,8 @@ def build(cfg: RunConfig, res: Resolved | None = None, mesh=None, *, estimate: b
     compiles nothing and leaves the estimate None.
 
     Args:
-      cfg: the run's settings (a preset is applied where ``res`` is None).
-      res: the resolved settings (None: resolved from ``cfg``).
+      cfg: the run's configuration, or its :class:`~solvers.job.Plan` (resolved once: :func:`~solvers.job.resolve`).
+      res: the plan of ``cfg`` where the caller has it already (None: ``cfg`` is resolved, or is the plan).
       mesh: the device mesh (None: :func:`default_mesh`).
       estimate: estimate the memory even where the grid trivially fits.
       prefer: the points of a checkpoint being resumed (tried first).
@@ -161,35 +165,32 @@ def build(cfg: RunConfig, res: Resolved | None = None, mesh=None, *, estimate: b
       :class:`Built`.
 
     Raises:
-      ConfigError: the mesh cannot hold the grid, the devices cannot hold the run, a parameter the equation
-        rejects, an integrator that cannot advance it, an initial condition that fails or does not match the
-        state, a CFL run of an equation without a CFL rate.
+      ConfigError: bad input (as :func:`~solvers.job.resolve`), the mesh cannot hold the grid, the devices cannot
+        hold the run, a parameter the equation rejects, an integrator that cannot advance it, an initial condition
+        that fails or does not match the state, a CFL run of an equation without a CFL rate.
     """
-    if res is None:
-        cfg = with_preset(cfg)
-        res = resolve(cfg)
+    plan = res if res is not None else resolve(cfg)
     note = None
     try:
         if mesh is None:
-            mesh, note = default_mesh(cfg, res)
-        grid = make_grid(cfg, res, res.shape, mesh, prefer)
+            mesh, note = default_mesh(plan)
+        grid = make_grid(plan, plan.shape, mesh, prefer)
     except ValueError as e:
-        raise _mesh_error(cfg, res, mesh, e) from None
-    eq = _equation(res, grid)
+        raise _mesh_error(plan, mesh, e) from None
+    eq = _equation(plan, grid)
     try:
-        integ = INTEGRATORS[res.integrator](eq)
+        integ = INTEGRATORS[plan.integrator](eq)
     except (TypeError, ValueError) as e:  # e.g. a split-step scheme on an equation without a potential
-        raise ConfigError(f"integrator {res.integrator} cannot advance {res.equation}: {e}",
+        raise ConfigError(f"integrator {plan.integrator} cannot advance {plan.equation}: {e}",
                           fields=("integrator",)) from None
-    controller = controller_of(cfg)
     with jax.set_mesh(grid.mesh):
-        if cfg.dt is None and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
-            raise ConfigError(f"cfl: {res.equation} has no CFL rate (max_rate) for an adaptive time step; give a "
+        if isinstance(plan.controller, CFL) and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
+            raise ConfigError(f"cfl: {plan.equation} has no CFL rate (max_rate) for an adaptive time step; give a "
                               "fixed time step dt", fields=("cfl", "dt"))
-    est = check_memory(cfg, res, grid.mesh, grid.shape, always=estimate) if compile_probe else None
+    est = check_memory(plan, None, grid.mesh, grid.shape, always=estimate) if compile_probe else None
     with jax.set_mesh(grid.mesh):
-        _check_initial_condition(eq, res)
-    return Built(grid, eq, integ, controller, est, res.ic, dict(res.ic_params), note)
+        _check_initial_condition(eq, plan)
+    return Built(grid, eq, integ, plan.controller, est, plan.ic, dict(plan.ic_params), note)
 
 
 #: the default mesh's rule for virtual CPU devices (which share the host's cores): a grid runs on the most devices
@@ -199,9 +200,9 @@ def build(cfg: RunConfig, res: Resolved | None = None, mesh=None, *, estimate: b
 MIN_POINTS_PER_DEVICE = 32768
 
 
-def default_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, str | None]:
-    """The mesh of ``cfg.mesh`` (``slab`` or ``pencil``; ``auto`` checks on the slab) over all devices, or over fewer
-    where the grid is too small to gain from them, and the reason then (None otherwise).
+def default_mesh(plan: Plan) -> tuple[Any, str | None]:
+    """The mesh of the plan's ``mesh`` (``slab`` or ``pencil``; ``auto`` checks on the slab) over all devices, or
+    over fewer where the grid is too small to gain from them, and the reason then (None otherwise).
 
     Fewer devices only for virtual CPU devices that this process made itself (``jax_num_cpu_devices``: what
     ``python -m solvers run --cpu-devices N`` sets, an upper bound then), in a single process: those devices are
@@ -210,18 +211,18 @@ def default_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, str | None]:
     ``JAX_NUM_CPU_DEVICES``, ``XFFT_CPU_DEVICES``, a launcher), or a mesh passed to :func:`solvers.run`, are used
     as they are.
     """
-    kind = cfg.mesh if cfg.mesh != "auto" else "slab"
+    kind = plan.config.mesh if plan.config.mesh != "auto" else "slab"
     devices = jax.devices()
-    count = _fewer_devices(math.prod(res.shape), devices)
+    count = _fewer_devices(math.prod(plan.shape), devices)
     if count == len(devices):
         return xfft.make_mesh(kind), None
     try:
         mesh = xfft.make_mesh(kind, devices=devices[:count])
-        make_grid(cfg, res, res.shape, mesh)
+        make_grid(plan, plan.shape, mesh)
     except ValueError:
         return xfft.make_mesh(kind), None
     note = (f"{count} device{'s' if count > 1 else ''} (grid too small to gain from {len(devices)}: "
-            f"{math.prod(res.shape)} points, under {MIN_POINTS_PER_DEVICE} per device)")
+            f"{math.prod(plan.shape)} points, under {MIN_POINTS_PER_DEVICE} per device)")
     return mesh, note
 
 
@@ -236,33 +237,35 @@ def _fewer_devices(points: int, devices: list) -> int:
     return count if n % count == 0 else n
 
 
-def check_memory(cfg: RunConfig, res: Resolved, mesh, points: tuple[int, ...], always: bool = False):
+def check_memory(cfg: RunConfig | Plan, res: Plan | None, mesh, points: tuple[int, ...], always: bool = False):
     """Refuse a run whose devices cannot hold it (before anything is allocated); returns the estimate, or None
-    where the grid trivially fits and ``always`` is False. ``points``: the points the grid stores its fields on."""
+    where the grid trivially fits and ``always`` is False. ``cfg``, ``res``: as :func:`build` takes them;
+    ``points``: the points the grid stores its fields on."""
+    plan = res if res is not None else resolve(cfg)
     pool = _memory.memory_pool(mesh)
     if not always and _memory.trivially_fits(tuple(points), mesh.size, pool):
         return None
 
     def make(probe):
-        eq = _equation(res, make_grid(cfg, res, probe, mesh))
-        return eq, INTEGRATORS[res.integrator](eq)
+        eq = _equation(plan, make_grid(plan, probe, mesh))
+        return eq, INTEGRATORS[plan.integrator](eq)
 
     def loop(eq, integ):  # the run's step program, with its dt control and diagnostics rows
-        probe = _RowsProbe(cfg.diag_every)
-        control = controller_of(cfg).resolve(integ)
+        probe = _RowsProbe(plan.config.diag_every)
+        control = plan.controller.resolve(integ)
         return Loop(integ, control, [probe], None, True, host_control_flow(mesh))
 
     def valid(shape) -> bool:
         try:
-            make_grid(cfg, res, shape, mesh)
+            make_grid(plan, shape, mesh)
         except (TypeError, ValueError):
             return False
         return True
 
-    est = _memory.estimate(tuple(points), mesh.size, make, res.ic, res.ic_params, loop, run_points=tuple(points))
+    est = _memory.estimate(tuple(points), mesh.size, make, plan.ic, plan.ic_params, loop, run_points=tuple(points))
     if pool is not None and not _memory.fits(est, pool):
         largest = _memory.largest_fitting(est, pool, valid)
-        raise ConfigError(_memory.refusal(est, pool, res.equation, largest), fields=("n",))
+        raise ConfigError(_memory.refusal(est, pool, plan.equation, largest), fields=("n",))
     return est
 
 
@@ -279,32 +282,32 @@ class _RowsProbe:
         return None
 
 
-def _check_initial_condition(eq, res: Resolved) -> None:
+def _check_initial_condition(eq, plan: Plan) -> None:
     try:
-        got = jax.eval_shape(lambda: eq.initial_state(res.ic, **res.ic_params))
+        got = jax.eval_shape(lambda: eq.initial_state(plan.ic, **plan.ic_params))
     except ValueError as e:
-        raise ConfigError(str(e), params=declared(res.spec, res.ic)) from None
+        raise ConfigError(str(e), params=declared(plan.spec, plan.ic)) from None
     want = eq.abstract_state()
     shapes = [(a.shape, a.dtype) for a in jax.tree.leaves(got)]
     expect = [(a.shape, a.dtype) for a in jax.tree.leaves(want)]
     if jax.tree.structure(got) != jax.tree.structure(want) or shapes != expect:
-        raise ConfigError(f"{res.equation} ic {res.ic} builds {shapes}, but abstract_state() says {expect}",
+        raise ConfigError(f"{plan.equation} ic {plan.ic} builds {shapes}, but abstract_state() says {expect}",
                           fields=("ic",))
 
 
-def first_mesh(cfg: RunConfig, res: Resolved):
+def first_mesh(plan: Plan):
     """The first of the slab and pencil meshes of all devices that holds the grid (None if neither does)."""
     for kind in ("slab", "pencil"):
         try:
             mesh = xfft.make_mesh(kind)
-            make_grid(cfg, res, res.shape, mesh)
+            make_grid(plan, plan.shape, mesh)
         except ValueError:
             continue
         return mesh
     return None
 
 
-def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
+def choose_mesh(plan: Plan) -> tuple[Any, dict]:
     """``mesh="auto"``: the mesh on which the grid's own transforms (forward and inverse of one field) run fastest,
     timed by :func:`xfft.autotune` on every mesh the devices allow (cached per machine kind, device count, grid and
     dtype). A grid the devices cannot hold is refused first. Returns the mesh and what to record.
@@ -312,18 +315,19 @@ def choose_mesh(cfg: RunConfig, res: Resolved) -> tuple[Any, dict]:
     Raises:
       ConfigError: no mesh can hold the grid, or the devices cannot hold the run.
     """
-    first = first_mesh(cfg, res)
+    cfg = plan.config
+    first = first_mesh(plan)
     if first is not None:
-        check_memory(cfg, res, first, make_grid(cfg, res, res.shape, first).shape)
+        check_memory(plan, None, first, make_grid(plan, plan.shape, first).shape)
 
     def grid_transform(mesh, candidate):
-        grid = make_grid(cfg, res, res.shape, mesh)  # ValueError: this mesh cannot hold it
+        grid = make_grid(plan, plan.shape, mesh)  # ValueError: this mesh cannot hold it
         with jax.set_mesh(mesh):
             x = jax.jit(lambda: jax.numpy.zeros(grid.shape, grid.dtype), out_shardings=grid.real_sharding())()
             return jax.jit(lambda f: grid.backward(grid.forward(f))), (x,)
 
     try:
-        tuning = xfft.autotune(res.shape, cfg.dtype, step=grid_transform, name=f"solvers:{res.equation}",
+        tuning = xfft.autotune(plan.shape, cfg.dtype, step=grid_transform, name=f"solvers:{plan.equation}",
                                orders=("natural",), backends=(cfg.backend,))
     except ValueError as e:
         raise ConfigError(f"mesh auto: {e}", fields=("mesh",)) from None

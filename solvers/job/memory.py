@@ -183,7 +183,7 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
     (compiling allocates nothing). ``stepper(eq, integ)`` is the run's step programs on it (an object with
     ``lower()``; its errors are the run's own, not the probe's). ``run_points``: the run's points, for equations
     whose programs depend on the grid's size (:attr:`~solvers.model.VelocityEquation.planned_points`, and
-    :attr:`~solvers.WallVelocity.planned_points` of a wall equation's ``kmm``).
+    :attr:`~solvers.WallVelocity.planned_points` of the parts a wall equation's ``planned_parts()`` returns).
     """
     candidates = []
     if math.prod(shape) <= PROBE_POINTS:
@@ -200,7 +200,8 @@ def estimate(shape: tuple[int, ...], devices: int, make: Make, ic: str, ic_param
         except (ValueError, TypeError):
             continue
         if run_points is not None:  # the run's programs, not the probe grid's own
-            for part in (eq, getattr(eq, "kmm", None)):  # the equation; a wall equation's velocity machinery
+            parts = eq.planned_parts() if callable(getattr(eq, "planned_parts", None)) else (eq,)
+            for part in parts:  # the equation and the parts it names (a wall equation's velocity machinery)
                 if hasattr(part, "planned_points"):
                     part.planned_points = tuple(run_points)
         return Estimate(tuple(shape), probe, devices, program_bytes(eq, stepper(eq, integ), ic, ic_params))

@@ -12,7 +12,9 @@ import jax
 
 from ..outputs import Checkpoints
 from . import memory as _memory
-from .config import ConfigError, Resolved, RunConfig, legacy_physics
+from .config import ConfigError, RunConfig
+from .plan import Plan as Resolved
+from .plan import legacy_physics
 
 __all__ = ["Restart", "checkpoint_points", "restore"]
 
@@ -21,7 +23,7 @@ __all__ = ["Restart", "checkpoint_points", "restore"]
 class Restart:
     """Where a resumed run starts: the restored state (in the grid's spectral order), its clock, the outputs'
     samples the checkpoint holds, and the shape the checkpoint was written at where it differs (then the state was
-    interpolated spectrally and the samples restarted)."""
+    interpolated spectrally and the samples restarted), and the controller's state (``controller_state``)."""
 
     state: Any
     step: int
@@ -30,6 +32,7 @@ class Restart:
     dt_band: float
     samples: dict = field(default_factory=dict)
     resized_from: tuple[int, ...] | None = None
+    controller_state: dict | None = None
 
 
 def checkpoint_points(ckdir: Path) -> tuple[int, ...] | None:
@@ -70,7 +73,7 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | 
         if latest is None:
             return None
         meta = store.read_meta(latest)
-        saved_shape = _check_physics(res.physics(cfg), meta, res, ckdir)
+        saved_shape = _check_physics(res.physics(), meta, res, ckdir)
         _check_time(cfg, meta, ckdir)
         if saved_shape == tuple(res.shape):
             _check_points(meta, grid, res, ckdir)
@@ -85,8 +88,9 @@ def restore(cfg: RunConfig, res: Resolved, grid, equation, samples_like: dict | 
     finally:
         store.close()
     state = _onto(old, grid, state)
+    control = meta.get("controller")
     return Restart(state, int(meta["step"]), float(meta["t"]), float(meta["dt"]), float(meta.get("dt_band", 0.0)),
-                   samples, None if old is grid else saved_shape)
+                   samples, None if old is grid else saved_shape, control)
 
 
 def _full_to_half(grid) -> bool:
@@ -108,7 +112,7 @@ def _grid_of(cfg: RunConfig, res: Resolved, shape: tuple[int, ...], mesh, meta: 
                           fields=("resume", "n"))
     points = tuple(meta.get("points", shape))
     try:
-        return make_grid(cfg, replace(res, shape=shape), shape, mesh, prefer=points)
+        return make_grid(replace(res, shape=shape), shape, mesh, prefer=points)
     except ValueError as e:
         raise ConfigError(f"resume: the {_memory.shape_text(shape)} checkpoint in {str(ckdir)!r} cannot be read on "
                           f"this mesh: {e}", fields=("resume", "mesh")) from None

@@ -29,13 +29,16 @@ from ..simulation import BlowUpError, simulate
 from . import memory as _memory
 from .build import Built, build, choose_mesh, first_mesh, validate
 from .cache import enable_compilation_cache
-from .config import ConfigError, Resolved, RunConfig, with_preset
+from .config import ConfigError, RunConfig
+from .plan import Plan
+from .presets import preset_watch
 from .resume import checkpoint_points, restore
 
 __all__ = ["dry_run", "run"]
 
 
-def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = (), *, y0=None, compile_cache: bool = True) -> dict:
+def run(cfg: RunConfig | Plan, mesh=None, outputs: Sequence[Output] = (), *, y0=None, controller=None,
+        compile_cache: bool = True) -> dict:
     """Run ``cfg`` to ``t_end`` (or ``max_steps``); returns the summary that ``run.json`` holds.
 
     Writes into ``out``: ``diagnostics.csv`` (every ``diag_every`` steps and the last), ``spectra.csv``,
@@ -43,11 +46,15 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = (), *, y0=None, c
     where asked; ``outputs`` are added to the run's own.
 
     Args:
-      cfg: the run's settings. mesh: the device mesh (None: the configuration's, see :func:`~solvers.job.build`).
+      cfg: the run's configuration, or its plan (:func:`~solvers.job.resolve`: what the command line passes).
+      mesh: the device mesh (None: the configuration's, see :func:`~solvers.job.build`).
       outputs: more outputs besides the run's own.
       y0: the state to start from at ``t = 0`` instead of the initial condition: spectral arrays in the layout of
         the run's equation (e.g. ``solvers.build(cfg).equation``'s states, or a :class:`~solvers.Solution`'s); they
         are moved onto the run's mesh.
+      controller: a :class:`~solvers.Controller` of your own (``init``, ``choose``) in place of the one the
+        configuration gives (``dt``: :class:`~solvers.FixedStep`, else :class:`~solvers.CFL`); its state is saved in
+        the checkpoints and a ``resume`` continues it bit for bit (give the same controller again).
       compile_cache: turn on JAX's persistent compilation cache, as ``python -m solvers run`` does
         (:func:`~solvers.job.enable_compilation_cache`: a cache the caller set up is kept).
 
@@ -58,13 +65,13 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = (), *, y0=None, c
     """
     if compile_cache:
         enable_compilation_cache()
-    cfg = with_preset(cfg)
     res = validate(cfg)
+    cfg = res.config
     choice = None
     if mesh is None and cfg.mesh == "auto":
-        mesh, choice = choose_mesh(cfg, res)
+        mesh, choice = choose_mesh(res)
     prefer = checkpoint_points(res.out / "checkpoints") if cfg.resume else None
-    parts = build(cfg, res, mesh, prefer=prefer)
+    parts = build(res, None, mesh, prefer=prefer)
     grid, eq = parts.grid, parts.equation
     lead = jax.process_index() == 0
     with jax.set_mesh(grid.mesh):
@@ -98,9 +105,10 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = (), *, y0=None, c
         bound = res.spec.energy_bound
         try:
             sol = simulate(eq, parts.integrator, t_end=cfg.t_end, y0=y0, t0=start.t if start else 0.0,
-                           step0=start.step if start else 0, controller=parts.controller,
+                           step0=start.step if start else 0,
+                           controller=parts.controller if controller is None else controller,
                            outputs=[*job.values(), *outputs], max_steps=cfg.max_steps,
-                           dt_band=start.dt_band if start else 0.0,
+                           controller_state=start.controller_state if start else None,
                            energy_bound=(lambda e: bound(eq, e)) if bound else None, donate=True,
                            samples=start.samples if start else None)
         except BlowUpError as e:
@@ -111,9 +119,7 @@ def run(cfg: RunConfig, mesh=None, outputs: Sequence[Output] = (), *, y0=None, c
                "processes": jax.process_count(),
                "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
                "points": list(grid.shape), "final": sol.last_row,
-               "config": {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic,
-                          "integrator": res.integrator, "out": str(res.out)},
-               "physics": res.physics(cfg), "resolution": job["resolution"].monitor.summary()}
+               "config": _config_json(res), "physics": res.physics(), "resolution": job["resolution"].monitor.summary()}
     if choice is not None:
         summary["mesh_autotune"] = choice
     if parts.mesh_note:
@@ -147,7 +153,13 @@ def _starting_state(y0, eq, cfg: RunConfig):
     return jax.tree.map(lambda a, w: jax.device_put(a, w.sharding), y0, want)
 
 
-def _fresh_start(cfg: RunConfig, res: Resolved, lead: bool) -> None:
+def _config_json(plan: Plan) -> dict:
+    """The plan's configuration as ``run.json`` and the dry run give it (every field with its default filled in)."""
+    return {**dataclasses.asdict(plan.config), "equation": plan.equation, "n": list(plan.shape),
+            "box_length": list(plan.box_length)}
+
+
+def _fresh_start(cfg: RunConfig, res: Plan, lead: bool) -> None:
     """A new run in a directory that holds one (``overwrite``): the old checkpoints go first."""
     ckdir = res.out / "checkpoints"
     if not cfg.resume and ckdir.exists() and any(ckdir.iterdir()):  # (validate refused it unless overwrite)
@@ -159,18 +171,18 @@ def _fresh_start(cfg: RunConfig, res: Resolved, lead: bool) -> None:
             multihost_utils.sync_global_devices("solvers-overwrite")
 
 
-def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict[str, Output]:
+def _outputs(cfg: RunConfig, res: Plan, parts: Built, resumed: bool) -> dict[str, Output]:
     """The main job's outputs by name: CSV, resolution check, checkpoints, snapshots, plots, progress."""
     out = {"diagnostics": DiagnosticsCSV(res.out, every=cfg.diag_every),
            "resolution": ResolutionCheck(cfg.diag_every),
            "checkpoint": Checkpoint(res.out / "checkpoints", every=cfg.checkpoint_every, keep=cfg.keep,
-                                    meta={"config": res.physics(cfg)})}
+                                    meta={"config": res.physics()})}
     if cfg.snapshot_every or cfg.snapshot_times:
         try:
             out["snapshots"] = SnapshotWriter(res.out / "snapshots", parts.equation, every=cfg.snapshot_every,
                                               times=cfg.snapshot_times, dtype=cfg.snapshot_dtype,
                                               resume_step=sys.maxsize if resumed else None,
-                                              config=res.physics(cfg), name=res.equation)
+                                              config=res.physics(), name=res.equation)
         except (ValueError, ImportError) as e:
             raise ConfigError(f"snapshot_every/snapshot_times: {e}",
                               fields=("snapshot_every", "snapshot_times")) from None
@@ -183,7 +195,7 @@ def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict
     if cfg.stats_every:
         out["statistics"] = Statistics(res.out, every=cfg.stats_every, start=cfg.stats_start,
                                        derive=res.spec.statistics)
-    watch = res.spec.presets.get(cfg.applied_preset, {}).get("relaminarization") if cfg.applied_preset else None
+    watch = preset_watch(res.top or res.spec, res.preset)
     if watch:
         out["relaminarization"] = RelaminarizationStop(**watch, every=cfg.diag_every)
     out["signals"] = StopOnSignal()  # SIGTERM/SIGINT: stop at the next segment, outputs finished
@@ -192,7 +204,7 @@ def _outputs(cfg: RunConfig, res: Resolved, parts: Built, resumed: bool) -> dict
     return out
 
 
-def dry_run(cfg: RunConfig, mesh=None) -> dict:
+def dry_run(cfg: RunConfig | Plan, mesh=None) -> dict:
     """Everything :func:`run` checks before it computes, and what the run would use: the resolved configuration,
     the mesh and the memory per device. Nothing is computed, written or compiled: the memory is bounded from the
     state's size (below) and :data:`~solvers.job.memory.TRIVIAL_BYTES_PER_POINT` (above); the run itself compiles
@@ -206,11 +218,10 @@ def dry_run(cfg: RunConfig, mesh=None) -> dict:
     Raises:
       ConfigError: as :func:`run` would, before any compute.
     """
-    cfg = with_preset(cfg)
     res = validate(cfg, create=False)
-    if mesh is None and cfg.mesh == "auto":
-        mesh = first_mesh(cfg, res)
-    parts = build(cfg, res, mesh, compile_probe=False)
+    if mesh is None and res.config.mesh == "auto":
+        mesh = first_mesh(res)
+    parts = build(res, None, mesh, compile_probe=False)
     grid, est = parts.grid, parts.estimate
     pool = _memory.memory_pool(grid.mesh)
     state_bytes = sum(a.size * a.dtype.itemsize for a in jax.tree.leaves(parts.equation.abstract_state()))
@@ -218,10 +229,7 @@ def dry_run(cfg: RunConfig, mesh=None) -> dict:
     if pool is not None and not _memory.fits(low, pool):  # the state alone does not fit: refused, as the run would
         raise ConfigError(_memory.refusal(low, pool, res.equation, None, " for its state alone", fit="the run "
                                           "itself names the largest grid that fits"), fields=("n",))
-    config = {**dataclasses.asdict(cfg), "equation": res.equation, "ic": res.ic, "integrator": res.integrator,
-              "n": list(res.shape), "box_length": list(res.box_length), "out": str(res.out),
-              "params": {**res.run_params, **res.eq_params, **res.ic_params}}
-    return {"config": config, "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
+    return {"config": _config_json(res), "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
             "devices": int(grid.mesh.size), "processes": jax.process_count(), "points": list(grid.shape),
             "platform": grid.mesh.devices.flat[0].platform,
             "memory": _memory.describe_bounds(pool, grid.shape, grid.mesh.size, state_bytes),

@@ -11,22 +11,22 @@ from .spec import RunSpec
 __all__ = ["statistics_problem"]
 
 
-def statistics_problem(cfg: Any, spec: RunSpec, name: str, shape: tuple[int, ...],
-                       box: tuple[float, ...]) -> tuple[str, tuple[str, ...]] | None:
+def statistics_problem(cfg: Any, spec: RunSpec, name: str, shape: tuple[int, ...], box: tuple[float, ...],
+                       from_preset: frozenset[str] = frozenset()) -> tuple[str, tuple[str, ...]] | None:
     """What is wrong with ``cfg``'s statistics, or None.
 
     Args:
       cfg: the :class:`~solvers.RunConfig` (its preset applied). spec: the variant the run's parameters pick.
       name: the equation's name in messages. shape, box: the run's grid sizes and box (the grid is built on one
-        device only where the spec gives no reading of the averages).
+        device only where the spec gives no reading of the averages). from_preset: the fields the preset set.
 
     Returns:
       ``(message, fields)``: the message names the :class:`~solvers.RunConfig` fields in ``fields`` (the command
       line prints their flags); None where the settings are fine.
     """
-    preset = f" (from preset {cfg.applied_preset})" if cfg.applied_preset else ""
+    preset = f" (from preset {cfg.preset})" if "stats_start" in from_preset else ""
     if not cfg.stats_every:
-        if cfg.stats_start and not cfg.applied_preset:  # a preset's start stays quiet when its statistics are off
+        if cfg.stats_start and not preset:  # a preset's start stays quiet when its statistics are off
             return (f"stats_start {cfg.stats_start:g} given, but statistics are off: give stats_every N too (a sample "
                     "every N steps)", ("stats_start", "stats_every"))
         return None

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax.numpy as jnp
+
 from ..bases import Basis, Chebyshev
 from ..grids import Grid, wall_grid
 
@@ -23,7 +25,8 @@ class WallBuilder:
         SPEC = solvers.RunSpec("heat", Heat, ndims=(2, 3), grid=walls, box=walls.box)
 
     Then ``python -m solvers run mymodule:SPEC --n 17 16`` runs it; ``--box-length`` gives the periodic lengths
-    after the wall-normal extent, which must be ``walls[1] - walls[0]``.
+    after the wall-normal extent, which must be ``walls[1] - walls[0]``. A script builds the same grid with
+    :meth:`grid`.
 
     Args:
       walls: the wall-normal coordinates of the two walls.
@@ -62,6 +65,15 @@ class WallBuilder:
         """The default box of a run on ``ndim`` axes: the wall-normal extent, then the periodic lengths."""
         lengths = self.lengths or (2 * math.pi,)
         return (self.depth,) + tuple(lengths[min(i, len(lengths) - 1)] for i in range(ndim - 1))
+
+    def grid(self, shape, mesh=None, *, dtype=jnp.float32, dealias: str = "2/3", backend: str | None = None) -> Grid:
+        """The grid of ``shape`` (wall-normal first) in the default box (:meth:`box`), outside a job: what a
+        script calls (``WallBuilder(walls=(0.0, 1.0)).grid((17, 16), dtype=jnp.float64)``).
+
+        Raises:
+          ValueError: as the builder itself (sizes the bases refuse, a mesh that cannot hold them).
+        """
+        return self(shape, mesh, self.box(len(shape)), dtype=dtype, dealias=dealias, backend=backend)
 
     def __call__(self, shape, mesh, box_length, *, dtype, dealias, backend, points=None) -> Grid:
         """The grid of ``shape`` (wall-normal first) on ``mesh`` for the run's ``box_length`` (the builder protocol

@@ -10,6 +10,8 @@ no mode flag. :func:`implicit_part` is what an IMEX scheme asks for: the equatio
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, Protocol, runtime_checkable
 
 import jax
@@ -89,3 +91,21 @@ def implicit_part(equation: Any) -> ImplicitLinear:
         return _DiagonalSolve(equation)
     raise TypeError(f"{type(equation).__name__} has no linear part: define linear() (a diagonal L) or "
                     "implicit_factor(h) and implicit_solve(rhs, factor)")
+
+
+def implicit_solve_at(solver: Any, rhs: State, factor: Any, t: Any) -> State:
+    """``solver.implicit_solve(rhs, factor)``, given the time ``t`` of the solve where the method takes one
+    (boundary values that depend on time: :class:`~solvers.Dirichlet` and the other conditions with a function of
+    ``t``, :class:`~solvers.WallEquation`)."""
+    if _takes_time(type(solver).implicit_solve):
+        return solver.implicit_solve(rhs, factor, t=t)
+    return solver.implicit_solve(rhs, factor)
+
+
+@functools.cache
+def _takes_time(method: Any) -> bool:
+    try:
+        return "t" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+

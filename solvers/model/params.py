@@ -27,6 +27,9 @@ class Param:
       choices: the allowed values (instead of bounds).
       legacy: the value a checkpoint written before this parameter existed had (a resume of such a checkpoint
         compares against it); None: the parameter is as old as the equation.
+      reciprocal: the name under which a run may give this parameter's reciprocal instead
+        (``Param("Re", ..., reciprocal="nu")``: ``nu`` is ``1 / Re``); a run's configuration resolves it
+        (:meth:`from_reciprocal`) and the command line's ``--re``/``--nu`` rely on it. None: no such name.
     """
 
     name: str
@@ -39,6 +42,25 @@ class Param:
     high_open: bool = False
     choices: tuple | None = None
     legacy: Any = None
+    reciprocal: str | None = None
+
+    def from_reciprocal(self, value: Any, owner: str = "") -> float:
+        """This parameter's value ``1 / value`` from its :attr:`reciprocal` (strings are parsed); the result is
+        not yet checked against this parameter's own range (:meth:`check` does that).
+
+        Raises:
+          ValueError: no reciprocal is declared, or ``value`` is not a positive finite number (naming both).
+        """
+        if self.reciprocal is None:
+            raise ValueError(f"{self.where(owner)} declares no reciprocal")
+        try:
+            v = _convert(value, float)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{owner + ': ' if owner else ''}{self.reciprocal} must be a positive number (it sets "
+                             f"{self.where(owner)} = 1 / {self.reciprocal}), got {value!r}")
+        return 1.0 / v
 
     def allowed(self) -> str:
         """What is accepted, in words (``a number > 0``, ``an integer >= 1 and <= 8``, ``one of 2, 3``)."""

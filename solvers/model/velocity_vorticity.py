@@ -295,7 +295,8 @@ class WallVelocity:
         """What :meth:`scalar_solve` needs for ``(I - h kappa lap) y = rhs`` with ``y = 0`` at both walls (a
         temperature or concentration held fixed there): per horizontal wavenumber, the Helmholtz factor of the
         Chebyshev tau solve without per-row tables (formed by each solve), on each device's block. Computed once
-        per step size (an IMEX scheme's coefficients)."""
+        per step size (an IMEX scheme's coefficients). :class:`~solvers.Diffusion` is this solve as an implicit
+        block, with any condition at each wall."""
         hs = jnp.asarray(h * diffusivity / self.scale, self.grid.dtype)
         n = self.grid.shape[0]
 

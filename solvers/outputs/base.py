@@ -19,6 +19,7 @@ Outputs never change the steps a run takes: the same run with or without them gi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ class RunInfo:
 
     Attributes:
       equation, integrator: what it advances. control: the resolved controller
-        (:class:`~solvers.stepping.Control`). t0, step0: where it starts; t_end, max_steps: where it stops.
+        (:class:`~solvers.Controller`). t0, step0: where it starts; t_end, max_steps: where it stops.
       resumed: it continues an earlier run (``step0 > 0`` from a checkpoint): files of that run are kept up to
         ``step0``. lead: this process writes files (process 0 of a multi-process run).
       columns: the names of a diagnostics row's values, in order. shells: the length of the spectrum rows carry (0:
@@ -75,8 +76,10 @@ class Row:
 class Event:
     """The host between two segments: the state after ``step`` at time ``t`` (in the grid's spectral order; it is
     donated to the next segment, so copy what you keep, e.g. ``jax.device_get``), the last step's ``dt``, the dt
-    a CFL band holds (``dt_band``, what a checkpoint needs to resume bit for bit), the energy, whether this is the
-    run's last event, and the outputs' device-side samples (name -> pytree; see :meth:`Output.sampler`)."""
+    a CFL band holds (``dt_band``, 0 for other controllers), the energy, whether this is the run's last event, the
+    outputs' device-side samples (name -> pytree; see :meth:`Output.sampler`), and the controller's state as
+    JSON-ready lists (``controller_state``, from ``controller()``: what a checkpoint needs, with the clock, to
+    resume bit for bit; pass it to :func:`~solvers.simulate`'s ``controller_state``)."""
 
     state: Any
     step: int
@@ -86,6 +89,12 @@ class Event:
     energy: float
     last: bool
     samples: dict[str, Any] = field(default_factory=dict)
+    controller: Callable[[], dict] | None = field(default=None, repr=False)
+
+    @property
+    def controller_state(self) -> dict | None:
+        """The controller's state after this event's step (read from the devices when asked)."""
+        return None if self.controller is None else self.controller()
 
 
 class Output:

@@ -81,7 +81,7 @@ class Checkpoints:
 
         Returns:
           ``(state, meta)``: the state in the layout of ``like``, and the checkpoint's metadata (``step``, ``t``,
-          ``dt``, ``dt_band``, ``points``, and what the run stored).
+          ``dt``, ``dt_band``, ``controller``, ``points``, and what the run stored).
 
         Raises:
           ValueError: the checkpoint's shapes are not those of ``like`` (naming both).
@@ -145,8 +145,9 @@ def _targets(like: Any) -> Any:
 
 class Checkpoint(Output):
     """Writes a checkpoint of the state every ``every`` steps and at the end of the run, with the clock (``step``,
-    ``t``, ``dt``, ``dt_band``: a resumed run takes the same steps to the bit), the grid's points, the outputs'
-    device-side samples (statistics continue where they stopped) and ``meta``.
+    ``t``, ``dt``, ``dt_band``, and the controller's state ``controller``: a resumed run given it as
+    ``controller_state`` takes the same steps to the bit), the grid's points, the outputs' device-side samples
+    (statistics continue where they stopped) and ``meta``.
 
     The state is stored in natural spectral order with the Nyquist coefficient of a half axis (the format every
     version wrote): restorable on any mesh or process count (:meth:`Checkpoints.restore`).
@@ -202,6 +203,8 @@ class Checkpoint(Output):
             state = self._natural(state)
         meta = {"step": event.step, "t": event.t, "dt": event.dt, "dt_band": event.dt_band,
                 "points": list(grid.shape), **self.meta}
+        if event.controller_state is not None:
+            meta["controller"] = event.controller_state
         self.store.save(event.step, state, meta, event.samples or None)
         self.last = event.step
 

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..model import Equation
-from ..model.linear import DiagonalLinear, ImplicitLinear
+from ..model.linear import DiagonalLinear, ImplicitLinear, implicit_solve_at
 from ..outputs.base import Output
 
 #: the equations whose methods passed the checks (equation -> the names checked)
@@ -160,8 +160,8 @@ def check_methods(equation: Equation) -> None:
             elif method == "linear":
                 _check_linear(jax.eval_shape(equation.linear), like, label)
             else:
-                out = jax.eval_shape(lambda s, h: equation.implicit_solve(s, equation.implicit_factor(h)), like,
-                                     jax.ShapeDtypeStruct((), real))
+                out = jax.eval_shape(lambda s, h: implicit_solve_at(equation, s, equation.implicit_factor(h), h),
+                                     like, jax.ShapeDtypeStruct((), real))
                 _check_result(out, like, f"{label}.implicit_solve(rhs, factor) returned")
             done.add(method)
 

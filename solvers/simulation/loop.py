@@ -20,26 +20,39 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..outputs.base import Event, Row, RunInfo, StopRun
-from ..stepping import Core, Sampler, Window, lands, segment, start, steps_before
-from ..stepping.controllers import AT_REST, BOUND, NEAR_STOP, NEW_DT, NONFINITE
-from ..stepping.core import MAX_ROWS, MAX_SEGMENT, ROWS_PER_SEGMENT, pack_dtype
-from .rows import RowFunction
+from ..stepping import lands
+from ..stepping.core import (
+    AT_REST,
+    BAD_DT,
+    BOUND,
+    MAX_ROWS,
+    MAX_SEGMENT,
+    NEAR_STOP,
+    NEW_DT,
+    NONFINITE,
+    ROWS_PER_SEGMENT,
+)
+from . import programs as _programs
 
 
 @dataclass
 class Clock:
-    """The host's clock: step, float64 time, the last step's dt, the dt a CFL band holds, the last energy, the last
-    row's values, and the outputs' samples."""
+    """The host's clock: step, float64 time, the last step's dt, the last energy, the last row's values, the
+    outputs' samples, the controller's input (the last step's ``aux`` and its state ``cstate``, device arrays) and
+    the dt the coefficients are for (0: none yet) and the controller's next dt as the host last heard it."""
 
     step: int
     t: float
     dt: float
-    dt_band: float
     energy: float
     last_row: dict | None = None
     samples: dict = field(default_factory=dict)
     samples_dev: Any = None
     stopped: str | None = None
+    aux: Any = None
+    cstate: Any = None
+    dt_coef: float = 0.0
+    dt_next: float = math.nan
 
 
 @dataclass
@@ -56,58 +69,45 @@ class Segment:
 
 
 class Loop:
-    """The compiled programs and the host loop of one run (see the module).
+    """The compiled programs (cached by their static configuration, :mod:`~solvers.simulation.programs`) and the
+    host loop of one run (see the module).
 
     Args:
-      integ: the bound integrator. control: the resolved controller. outputs: the run's outputs.
-      energy_bound: a blow-up bound of the energy, or ``bound(initial_energy)`` (None: none). rows: compute the
-      rows the outputs ask for. synced: no branch per step (a GPU). bound_every_step: check the bound after every
-      step (False: where the host sees the state, after each segment, at no cost per step).
+      integ: the bound integrator. controller: the resolved controller (:class:`~solvers.Controller`). outputs:
+      the run's outputs. energy_bound: a blow-up bound of the energy, or ``bound(initial_energy)`` (None: none).
+      rows: compute the rows the outputs ask for. synced: no branch per step (a GPU). bound_every_step: check the
+      bound after every step (False: where the host sees the state, after each segment, at no cost per step).
     """
 
-    def __init__(self, integ, control, outputs, energy_bound: float | None, rows: bool, synced: bool,
+    def __init__(self, integ, controller, outputs, energy_bound: float | None, rows: bool, synced: bool,
                  bound_every_step: bool = True):
-        self.integ, self.eq, self.control, self.outputs = integ, integ.equation, control, outputs
+        self.integ, self.eq, self.controller, self.outputs = integ, integ.equation, controller, outputs
         self.bound = energy_bound
         self.bound_note = "" if bound_every_step else " (simulate's default energy_bound; None turns it off)"
         wants = [int(o.row_every) for o in outputs if o.row_every]
         self.every = math.gcd(*wants) if rows and wants else None
         spectrum = any(getattr(o, "wants_spectrum", False) for o in outputs if o.row_every)
-        self.row = RowFunction(self.eq, spectrum) if self.every else None
+        self.samplers = {o.name: s for o in outputs if (s := o.sampler(self.eq)) is not None}
+        self.programs = _programs.programs(integ, controller, spectrum if self.every else None, self.samplers,
+                                           energy_bound is not None and bound_every_step, synced)
+        self.core, self.row = self.programs.core, self.programs.row
         self.columns = self.row.columns if self.row else ()
         self.has_spectrum = bool(self.row and self.row.has_spectrum)
-        samplers = {o.name: s for o in outputs if (s := o.sampler(self.eq)) is not None}
-        self.core = Core(integ, control, row=self.row, cfl_position=self.row.cfl_position if self.row else None,
-                         energy_every_step=control.dt is not None or (energy_bound is not None and bound_every_step),
-                         sampler=_combined(samplers), synced=synced)
-        self.samplers = samplers
-        self._program = jax.jit(self.program, donate_argnums=0)
-        self._coefficients = jax.jit(integ.coefficients)
-        self._coef_cache: tuple[float, Any] | None = None
-        self._first = None
-        self._energy = None
+        self._ctrl = None if self.programs.opaque else controller
+        self._coefs: dict[float, Any] = {}
+        self._segment = self.programs.segment
 
     # ----- the device program ------------------------------------------------------------------------
-    def program(self, state, t, dt_band, coeffs, n, remaining, bound, dt_force, step0, every, last, samples):
-        """One segment: returns ``(state, samples, vector)``; the vector (:func:`~solvers.stepping.pack_dtype`)
-        holds ``steps, status, dt_next, energy, row count``, the step sizes, then the rows: one transfer."""
-        real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
-        width = 1 + self.row.size if self.row else 0
-        w = Window(*(jnp.asarray(v, real) for v in (dt_band, remaining, bound, dt_force)), n, step0, every, last)
-        c = segment(self.core, start(self.core, state, t, width, samples), coeffs, w)
-        pack = pack_dtype()
-        head = jnp.stack([v.astype(pack) for v in (c.steps, c.reason, c.dt_next, c.energy, c.nrows)])
-        return c.state, c.samples, jnp.concatenate([head, c.dts.astype(pack), c.rows.ravel()])
-
     def lower(self, samples=None):
         """The segment program lowered on the equation's abstract state (nothing allocated): what the memory
         check compiles and tests read."""
         like = self.eq.abstract_state()
-        samples = self.initial_samples() if samples is None else samples
         with jax.set_mesh(self.eq.grid.mesh):
+            _, _, aux, cstate, zero, _ = jax.eval_shape(self.programs.begin, like, 0.0, self._ctrl)
+            samples = zero if samples is None else samples
             coeffs = jax.eval_shape(self.integ.coefficients, 1.0) if self.integ.dt_coefficients else ()
-            return self._program.lower(like, 0.0, 0.0, coeffs, 10, math.inf, math.inf, 0.0, 0,
-                                       self.every or 1 << 30, True, samples)
+            return self.programs.segment.lower(like, 0.0, coeffs, 10, math.inf, math.inf, 0.0, 0.0, 0,
+                                               self.every or 1 << 30, True, samples, aux, cstate, self._ctrl)
 
     def initial_samples(self):
         """The outputs' accumulators at zero (abstract shapes where the state is abstract)."""
@@ -116,83 +116,70 @@ class Loop:
         return jax.eval_shape(self.core.sampler.init, self.eq.abstract_state())
 
     def coefficients(self, dt: float):
-        """The integrator's coefficients for ``dt`` (one program, cached for the last dt)."""
+        """The integrator's coefficients for ``dt`` (one program; the last few dts kept)."""
         if not self.integ.dt_coefficients:
             return ()
-        if self._coef_cache is None or self._coef_cache[0] != dt:
-            self._coef_cache = (dt, self._coefficients(dt))
-        return self._coef_cache[1]
+        if dt not in self._coefs:
+            if len(self._coefs) >= 4:
+                self._coefs.pop(next(iter(self._coefs)))
+            self._coefs[dt] = self.programs.coefficients(dt)
+        return self._coefs[dt]
 
-    def run_segment(self, state, clock: Clock, dt_band: float, n: int, remaining: float, dt_force: float = 0.0,
+    def run_segment(self, state, clock: Clock, n: int, remaining: float, dt_force: float = 0.0,
                     last: bool = False) -> tuple[Any, Segment]:
-        dt = dt_force if dt_force > 0 else self.control.dt if self.control.dt is not None else dt_band
-        coeffs = self.coefficients(dt if dt > 0 else 1.0)  # dt 0: the first step only chooses dt (NEW_DT)
+        """Up to ``n`` steps from ``clock`` (its controller input and samples updated); ``dt_force``: one step of
+        that dt (a landing)."""
+        dt = dt_force if dt_force > 0 else clock.dt_coef
+        coeffs = self.coefficients(dt if dt > 0 else 1.0)
         n = min(int(n), MAX_SEGMENT)
         every = self.every or 1 << 30
         if self.every and n > ROWS_PER_SEGMENT * self.every:
             raise ValueError(f"a segment of {n} steps with rows every {self.every} steps overflows its row buffer")
-        bound = math.inf if self.bound is None else self.bound
-        state, clock.samples_dev, vec = self._program(state, clock.t, dt_band, coeffs, n, remaining, bound, dt_force,
-                                                      clock.step, every, last and self.every is not None,
-                                                      clock.samples_dev)
+        bound = math.inf if self.bound is None or callable(self.bound) else self.bound
+        state, clock.samples_dev, clock.aux, clock.cstate, vec = self._segment(
+            state, clock.t, coeffs, n, remaining, bound, dt_force, clock.dt_coef, clock.step, every,
+            last and self.every is not None, clock.samples_dev, clock.aux, clock.cstate, self._ctrl)
         v = np.asarray(jax.device_get(vec))
         steps, status, count = int(v[0]), int(v[1]), int(v[4])
         k = 5 + MAX_SEGMENT
         buf = v[k:].reshape(MAX_ROWS, -1) if self.row else np.zeros((0, 1))
+        clock.dt_next = float(v[2])
         return state, Segment(steps, [float(x) for x in v[5:5 + steps]], status, float(v[2]), float(v[3]),
                               [(int(r[0]), r[1:]) for r in buf[:count]])
 
     # ----- the host loop -------------------------------------------------------------------------------
-    def run(self, state, info: RunInfo, dt_band: float, samples: dict | None = None):
+    def run(self, state, info: RunInfo, samples: dict | None = None, controller_state: Any = None):
         """Step from ``state`` (at ``info.t0``, ``info.step0``) to ``info.t_end`` or ``info.max_steps``; ``samples``:
-        the outputs' samples to continue from (name -> pytree)."""
-        clock = Clock(info.step0, info.t0, 0.0, dt_band, math.nan)
-        if self.core.sampler is not None:
-            zero = jax.jit(self.core.sampler.init)(state)
-            given = samples or {}
-            clock.samples_dev = tuple(jax.tree.map(jnp.asarray, given[n]) if n in given else z
-                                      for n, z in zip(self.samplers, zero))
+        the outputs' samples to continue from (name -> pytree); ``controller_state``: the controller's input to
+        continue from (:meth:`saved_controller`)."""
+        clock, values, energy = self.clock(state, info.step0, info.t0, samples, controller_state)
         self.pending: list[Row] = []
         if not info.resumed and self.row is not None:
-            if self._first is None:
-                self._first = jax.jit(self.row)
-            values, spec = self.row.unpack(jax.device_get(self._first(state, info.t0, 0.0)))
+            values, spec = self.row.unpack(jax.device_get(values))
             self.pending.append(Row(clock.step, clock.t, 0.0, values, spec))
-            clock.energy = float(values["energy"]) if "energy" in values else self._energy_of(state)
+            clock.energy = float(values["energy"]) if "energy" in values else float(energy)
         else:
-            clock.energy = self._energy_of(state)
+            clock.energy = float(energy)
         if not math.isfinite(clock.energy):
             raise self._blow_up(clock.step, clock.t, None)
         if callable(self.bound):  # a bound that depends on the energy the run starts with
             self.bound = float(self.bound(clock.energy))
         for o in self.outputs:
-            o.start(info, self._event(state, clock, False))
+            o.start(info, self.event(state, clock, False))
         self._deliver(clock)
-        t_end, fixed = info.t_end, self.control.dt
+        t_end = info.t_end
         while t_end - clock.t > 0 and (info.max_steps is None or clock.step < info.max_steps):
             target = min([s for o in self.outputs if (s := o.stop_time(clock.t)) is not None
                           and clock.t < s < t_end], default=t_end)
             budget = self._steps_to_event(clock.step, info.max_steps)
             try:
-                if fixed is not None:
-                    k = steps_before(clock.t, target, fixed, min(budget, MAX_SEGMENT))
-                    if k:
-                        # dt reaches the program as an argument, as in the fixed steps of rollout and advance
-                        state, seg = self.run_segment(state, clock, 0.0, k, math.inf, dt_force=fixed)
-                        self._take(seg, clock, [fixed] * seg.steps)  # the host's dt, not the device's rounding
-                        self._check(seg, clock)
-                        landed = False
-                    else:
-                        state = self._land(state, clock, target, target == t_end)
-                        landed = True
-                else:
-                    state, landed = self._cfl_steps(state, clock, budget, target, target == t_end)
+                state, landed = self._steps(state, clock, budget, target, target == t_end)
             except BlowUpError_ as e:
                 self._deliver(clock, before=e.step)  # the rows of the steps before a blow-up are finished work
                 raise e.error from None
             try:
                 self._deliver(clock)
-                event = self._event(state, clock, landed and target == t_end)
+                event = self.event(state, clock, landed and target == t_end)
                 for o in self.outputs:
                     o.on_event(event)
             except StopRun as e:  # an output ends the run here, cleanly
@@ -200,15 +187,52 @@ class Loop:
                 break
         return state, clock
 
-    def _energy_of(self, state) -> float:
-        if self._energy is None:
-            self._energy = jax.jit(self.eq.energy)
-        return float(self._energy(state))
+    def clock(self, state, step: int = 0, t: float = 0.0, samples: dict | None = None,
+              controller_state: Any = None) -> tuple[Clock, Any, Any]:
+        """The clock of a run that starts from ``state`` at ``step``, ``t`` (the begin program: the controller's
+        state and first dt, the outputs' samples, given ones taken where given), the initial row's values (None
+        without rows) and the energy (device arrays)."""
+        clock = Clock(step, t, 0.0, math.nan)
+        values, energy, clock.aux, clock.cstate, zero, dt0 = self.programs.begin(state, t, self._ctrl)
+        clock.dt_next = float(dt0)
+        if controller_state is not None:
+            clock.aux, clock.cstate = self._restored(controller_state, clock.aux, clock.cstate)
+            clock.dt_next = math.nan
+        elif self.integ.dt_coefficients:  # the controller's first dt: the coefficients it needs
+            clock.dt_coef = clock.dt_next
+        if self.core.sampler is not None:
+            given = samples or {}
+            clock.samples_dev = tuple(jax.tree.map(jnp.asarray, given[n]) if n in given else z
+                                      for n, z in zip(self.samplers, zero))
+        return clock, values, energy
 
-    def _event(self, state, clock: Clock, last: bool) -> Event:
+    def saved_controller(self, clock: Clock) -> dict:
+        """The controller's input after ``clock``'s step as JSON-ready lists (what a checkpoint stores and
+        :meth:`run` takes back as ``controller_state``): the last step's aux and the controller's state."""
+        def plain(tree):
+            return [np.asarray(a).tolist() for a in jax.tree.leaves(tree)]
+        return {"aux": plain(clock.aux), "state": plain(clock.cstate)}
+
+    def _restored(self, saved: dict, aux, cstate):
+        """``saved`` (:meth:`saved_controller`) on the structure, dtypes and shardings of ``aux`` and ``cstate``."""
+        def put(leaves, like, what):
+            flat, tree = jax.tree.flatten(like)
+            if len(leaves) != len(flat):
+                raise ValueError(f"controller_state: the {what} holds {len(leaves)} arrays, this run's controller "
+                                 f"{len(flat)}: it was saved by another controller or scheme")
+            return jax.tree.unflatten(tree, [jax.device_put(np.asarray(v, a.dtype).reshape(a.shape), a.sharding)
+                                             for v, a in zip(leaves, flat)])
+        if not isinstance(saved, dict) or "aux" not in saved or "state" not in saved:
+            raise TypeError(f"controller_state must be what a checkpoint stores (a dict of 'aux' and 'state'), got "
+                            f"{type(saved).__name__}")
+        return put(saved["aux"], aux, "aux"), put(saved["state"], cstate, "state")
+
+    def event(self, state, clock: Clock, last: bool) -> Event:
         samples = dict(zip(self.samplers, clock.samples_dev)) if self.samplers else {}
         clock.samples = samples
-        return Event(state, clock.step, clock.t, clock.dt, clock.dt_band, clock.energy, last, samples)
+        saved = Clock(clock.step, clock.t, clock.dt, clock.energy, aux=clock.aux, cstate=clock.cstate)
+        return Event(state, clock.step, clock.t, clock.dt, _band(clock.cstate), clock.energy, last, samples,
+                     lambda: self.saved_controller(saved))
 
     def _steps_to_event(self, step: int, max_steps: int | None) -> int:
         """Steps to the next step the host must see: an output's step, ``max_steps``, a full row buffer."""
@@ -251,41 +275,43 @@ class Loop:
     def _land(self, state, clock: Clock, target: float, last: bool):
         """The step that lands exactly on ``target`` (with a row where ``last``)."""
         dt = target - clock.t
-        state, seg = self.run_segment(state, clock, 0.0, 1, math.inf, dt_force=dt, last=last)
+        state, seg = self.run_segment(state, clock, 1, math.inf, dt_force=dt, last=last)
         self._take(seg, clock, [dt] * seg.steps, t_last=target, last=last)
         self._check(seg, clock)
         return state
 
-    def _cfl_steps(self, state, clock: Clock, budget: int, target: float, last: bool):
-        """Up to ``budget`` CFL steps, stopping after one that lands on ``target``; returns (state, landed)."""
+    def _steps(self, state, clock: Clock, budget: int, target: float, last: bool):
+        """Up to ``budget`` steps, stopping after one that lands on ``target``; returns (state, landed)."""
         begin = clock.step
-        remaining = target - clock.t
         seg = None
         while clock.step - begin < budget:
-            state, seg = self.run_segment(state, clock, clock.dt_band, budget - (clock.step - begin), remaining)
+            state, seg = self.run_segment(state, clock, budget - (clock.step - begin), target - clock.t)
             self._take(seg, clock, seg.dts)
-            if seg.status in (NONFINITE, BOUND, AT_REST):
+            if seg.status in (NONFINITE, BOUND, AT_REST, BAD_DT):
                 self._check(seg, clock)
             if seg.status == NEW_DT:
-                clock.dt_band = seg.dt_next
+                clock.dt_coef = seg.dt_next
             elif seg.status == NEAR_STOP:
                 if lands(target - clock.t, seg.dt_next):  # the landing rule, in float64
                     return self._land(state, clock, target, last), True
                 # not yet: one ordinary step (the same program, no stop in sight), then look again
-                state, seg = self.run_segment(state, clock, clock.dt_band, 1, math.inf)
+                state, seg = self.run_segment(state, clock, 1, math.inf)
                 self._take(seg, clock, seg.dts)
                 self._check(seg, clock)
                 if seg.status == NEW_DT:
-                    clock.dt_band = seg.dt_next
-            remaining = target - clock.t
+                    clock.dt_coef = seg.dt_next
         self._check(seg, clock)
         return state, False
 
     def _check(self, seg: Segment, clock: Clock) -> None:
         """Raise for a segment that stopped on a non-finite state, an energy over the bound, a flow at rest."""
         if seg.status == AT_REST:
-            raise ValueError("controller: the flow is at rest and the CFL controller has no dt_max: give "
-                             "CFL(dt_max=...) or FixedStep(dt)")
+            raise ValueError(f"controller: {type(self.controller).__name__} chose an infinite dt at t = "
+                             f"{clock.t:.6g} (the flow is at rest and the CFL controller has no dt_max: give "
+                             "CFL(dt_max=...) or FixedStep(dt))")
+        if seg.status == BAD_DT:
+            raise ValueError(f"controller: {type(self.controller).__name__}.choose returned dt = {seg.dt_next!r} at "
+                             f"t = {clock.t:.6g}; a step must be positive")
         if seg.status == NONFINITE or not math.isfinite(seg.energy):
             step = clock.step + 1 if math.isfinite(seg.energy) else clock.step  # a finite state without a rate
             raise BlowUpError_(step, self._blow_up(step, clock.t, None))
@@ -316,25 +342,8 @@ class BlowUpError_(Exception):  # noqa: N801  (carries the public error out of t
         self.step, self.error = step, error
 
 
-def _combined(samplers: dict[str, Sampler]) -> Sampler | None:
-    """One sampler for all outputs' samplers: a tuple of their accumulators, each updated on its own multiples."""
-    if not samplers:
-        return None
-    items = list(samplers.values())
-    every = math.gcd(*(s.every for s in items))
-
-    def init(state):
-        return tuple(s.init(state) for s in items)
-
-    def update(accs, state, t, dt, step):
-        out = []
-        for s, acc in zip(items, accs):
-            if s.every == every:
-                out.append(s.update(acc, state, t, dt, step))
-            else:
-                new = s.update(acc, state, t, dt, step)
-                take = step % s.every == 0
-                out.append(jax.tree.map(lambda a, b, take=take: jnp.where(take, a, b), new, acc))
-        return tuple(out)
-
-    return Sampler(init, update, every)
+def _band(cstate) -> float:
+    """The dt a CFL band holds (0: none), for the checkpoints' metadata."""
+    if isinstance(cstate, dict) and "dt" in cstate:
+        return float(cstate["dt"])
+    return 0.0

@@ -1,7 +1,8 @@
 """``simulate``: advance an equation with an integrator to ``t_end`` under a step controller, feeding outputs.
 
 In the shape of diffrax's ``diffeqsolve``: every concern is its own argument. The equation is physics; the
-integrator the scheme; the controller (:class:`~solvers.FixedStep`, :class:`~solvers.CFL`) chooses dt on the devices;
+integrator the scheme; the controller (:class:`~solvers.FixedStep`, :class:`~solvers.CFL` or any
+:class:`~solvers.Controller`) chooses dt on the devices;
 the outputs (:class:`~solvers.Output`) observe rows, states and samples. The steps between two things the host must
 do (an output's step or stop time, a full row buffer, the end) run as one compiled segment of the stepping core
 (:func:`~solvers.stepping.segment`); the host keeps the clock in float64, takes the landing steps itself (the one
@@ -22,8 +23,8 @@ import numpy as np
 
 from ..integrators import Integrator, make_integrator
 from ..model import Equation
-from ..outputs.base import Event, Output, RunInfo
-from ..stepping import CFL, FixedStep, host_control_flow
+from ..outputs.base import Output, RunInfo
+from ..stepping import CFL, Controller, host_control_flow
 from ._checks import check_methods, outputs_list, placed_state, warn_unreached
 from .loop import BlowUpError, Loop
 
@@ -34,8 +35,9 @@ __all__ = ["BlowUpError", "Solution", "simulate"]
 class Solution:
     """What :func:`simulate` returns: the final ``state`` (spectral order of the grid), its time ``t`` and step,
     the steps this call took, the wall time, the last diagnostics row (None without rows), the last step's dt
-    and CFL-band dt (what a later call needs to continue bit for bit), and why it stopped early (an output's
-    :class:`~solvers.outputs.StopRun`; None: it reached ``t_end`` or ``max_steps``)."""
+    and CFL-band dt, why it stopped early (an output's :class:`~solvers.outputs.StopRun`; None: it reached
+    ``t_end`` or ``max_steps``), and the controller's state (what a later call, given it as ``controller_state``,
+    needs to continue bit for bit)."""
 
     state: Any
     t: float
@@ -46,6 +48,7 @@ class Solution:
     dt: float
     dt_band: float
     stopped: str | None = None
+    controller_state: dict | None = None
 
 
 def _number(value: Any, name: str) -> float:
@@ -56,9 +59,10 @@ def _number(value: Any, name: str) -> float:
 
 def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator | None = None, *,
              t_end: float, y0: Any = None, t0: float = 0.0, step0: int = 0,
-             controller: FixedStep | CFL | None = None, outputs: Sequence[Output] = (),
-             max_steps: int | None = None, dt_band: float = 0.0, energy_bound: float | Callable | str | None = "auto",
-             rows: bool = True, donate: bool = False, samples: dict | None = None) -> Solution:
+             controller: Controller | None = None, outputs: Sequence[Output] = (),
+             max_steps: int | None = None, energy_bound: float | Callable | str | None = "auto",
+             rows: bool = True, donate: bool = False, samples: dict | None = None,
+             controller_state: dict | None = None) -> Solution:
     """Advance ``equation`` from ``y0`` at ``t0`` to ``t_end`` (or ``max_steps``), landing exactly on ``t_end`` and
     on every output's stop time.
 
@@ -70,12 +74,16 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
         condition): the structure, shapes and dtypes of ``equation.abstract_state()``; a host (numpy) array or an
         array on another sharding is placed on the grid's. t0, step0: the time and step number of ``y0`` (a
         continued run).
-      controller: :class:`~solvers.FixedStep` or :class:`~solvers.CFL`; None: ``CFL()`` where the equation has a CFL
-        rate (``max_rate``), else a ``ValueError``.
+      controller: a :class:`~solvers.Controller`: :class:`~solvers.FixedStep`, :class:`~solvers.CFL` or your own
+        (``init``, ``choose``, ``wants_rate``); None: ``CFL()`` where the equation has a CFL rate (``max_rate``),
+        else a ``ValueError``. Every controller lands on ``t_end`` and the outputs' stop times (the run takes the
+        landing step).
       outputs: a sequence of :class:`~solvers.Output` objects (checkpoints, CSV, plots, snapshots, progress, your
         own). One that asks for times after ``t_end`` gets a warning (nothing is written for them).
       max_steps: stop after this step number (counted from 0) even before ``t_end``.
-      dt_band: the dt a CFL band held when the run being continued stopped (0: none yet).
+      controller_state: the controller's state when the run being continued stopped (a checkpoint's
+        ``meta["controller"]``, :attr:`Solution.controller_state`); None: the controller starts afresh
+        (``init``).
       energy_bound: raise :class:`BlowUpError` when the energy passes it (checked after every step); a function
         ``bound(initial_energy)`` gives it from the energy of ``y0``. ``"auto"`` (default): ``GROWTH`` (1e12)
         times the larger of the initial energy and 1, checked where the host sees the state (after each compiled
@@ -119,12 +127,7 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
                 raise ValueError(f"controller: {equation.label()} has no CFL rate (max_rate); give "
                                  "controller=FixedStep(dt)")
             controller = CFL()
-        if not isinstance(controller, (FixedStep, CFL)):
-            raise TypeError(f"controller must be FixedStep(dt) or CFL(...), got {type(controller).__name__}")
-        if isinstance(controller, CFL) and not has_rate:
-            raise ValueError(f"controller: a CFL controller needs the equation's CFL rate, and {equation.label()} "
-                             "has none (max_rate returns None): use FixedStep(dt)")
-        control = controller.resolve(integ, integ.stable_dt() if isinstance(controller, CFL) else math.inf)
+        controller = _controller(controller, integ, has_rate, equation)
         resumed = step0 > 0 or y0 is not None and t0 > 0
         if y0 is None:
             y0 = placed_state(equation.initial_state(), equation, f"{equation.label()}.initial_state()")
@@ -135,20 +138,37 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
                 y0 = jax.tree.map(lambda a, b: a.copy() if a is b else a, y0, given)
         check_methods(equation)
         warn_unreached(outputs, t_end)
-        loop = Loop(integ, control, outputs, bound, rows, host_control_flow(mesh), bound_every_step=every_step)
+        loop = Loop(integ, controller, outputs, bound, rows, host_control_flow(mesh), bound_every_step=every_step)
         started = time.perf_counter()
-        info = RunInfo(equation, integ, control, t0, t_end, int(step0), max_steps, resumed, jax.process_index() == 0,
+        info = RunInfo(equation, integ, controller, t0, t_end, int(step0), max_steps, resumed, jax.process_index() == 0,
                        loop.columns, loop.row.shells if loop.row is not None else 0)
         try:
-            state, clock = loop.run(y0, info, float(dt_band), samples or {})
-            event = Event(state, clock.step, clock.t, clock.dt, clock.dt_band, clock.energy, True, clock.samples)
+            state, clock = loop.run(y0, info, samples or {}, controller_state)
+            event = loop.event(state, clock, True)
             for o in outputs:
                 o.finish(event)
         finally:
             for o in outputs:
                 o.close()
     return Solution(state, clock.t, clock.step, clock.step - int(step0), time.perf_counter() - started,
-                    clock.last_row, clock.dt, clock.dt_band, clock.stopped)
+                    clock.last_row, clock.dt, event.dt_band, clock.stopped, event.controller_state)
+
+
+def _controller(controller: Any, integ: Integrator, has_rate: bool, equation: Equation) -> Any:
+    """``controller`` checked against the protocol and bound to the scheme (its optional ``resolve``)."""
+    if not (callable(getattr(controller, "init", None)) and callable(getattr(controller, "choose", None))):
+        raise TypeError(f"controller must be a solvers.Controller (FixedStep(dt), CFL(...) or an object with init "
+                        f"and choose), got {type(controller).__name__}")
+    wants = getattr(controller, "wants_rate", False)
+    if not isinstance(wants, bool):
+        raise TypeError(f"controller: wants_rate must be a bool, got {wants!r}")
+    if wants and not has_rate:
+        raise ValueError(f"controller: a CFL controller needs the equation's CFL rate, and {equation.label()} "
+                         "has none (max_rate returns None): use FixedStep(dt)")
+    resolve = getattr(controller, "resolve", None)
+    if callable(resolve):
+        controller = resolve(integ, integ.stable_dt() if wants else math.inf)
+    return controller
 
 
 def _bound(energy_bound: Any) -> tuple[Any, bool]:

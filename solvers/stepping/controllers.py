@@ -1,18 +1,33 @@
-"""Time-step controllers: a fixed dt (:class:`FixedStep`) or the largest dt a CFL number allows (:class:`CFL`).
+"""Time-step controllers: the :class:`Controller` protocol and its two built-ins, :class:`FixedStep` and :class:`CFL`.
 
-A controller is a description; :meth:`resolve` turns it into a :class:`Control` for one integrator, whose
-:meth:`Control.choose` is the one rule that picks every step's dt, on the device, inside the compiled loop. The
-landing rule (:func:`lands`: the step that ends exactly on a stop time) is the host's, in float64.
+A controller chooses each step's dt on the devices, inside the compiled loop, from what the previous step already
+computed (its :class:`StepAux`) and a state of its own (a pytree the run carries and checkpoints):
 
-Rules:
+- ``init(y0) -> cstate``: its state before the first step;
+- ``choose(aux, cstate, t, t_stop) -> (dt, cstate)``: the next step's dt at time ``t``, given the previous step's
+  ``aux`` (before the first step: the same quantities of ``y0``) and the next time the run must land on;
+- ``wants_rate`` (a class attribute, default False): whether ``aux.rate`` (the advective rate of the state a step
+  started from, ``sum_i |u_i| / dx_i``) is computed; a step computes it from its first stage's physical fields.
 
-- fixed ``dt``: every step takes it, except a landing step, whose dt the host forces;
-- CFL, schemes without dt-dependent coefficients (``rk4``, ``lsrk4``): ``dt = min(cfl / rate, dt_cap)`` every step;
-- CFL, schemes whose coefficients depend on dt (``etdrk4``, ``ifrk4``, ``imex``, split-step): dt is kept while the
-  CFL number ``dt * rate`` stays in ``band * cfl`` (default ``[0.8, 1.2]``, and below ``dt_cap``), and reset to
-  ``cfl / rate`` when it leaves the band, as DNS codes do: their coefficients are rebuilt only then.
+The run lands every controller on its stop times: a segment never takes a step that would come within 1.5 steps of
+``t_stop``, and the host takes the step that lands, in float64, with the one landing rule (:func:`lands`). A
+controller's dt is never clipped otherwise. Where a scheme's coefficients depend on dt (``etdrk4``, ``ifrk4``,
+``imex``, split-step) the run computes them again whenever the chosen dt changes, so such a controller should keep
+dt over many steps (as :class:`CFL` does with its band).
 
-``dt_cap`` is ``min(dt_max, 0.9 * stable_dt)``, ``stable_dt`` the explicit scheme's linear stability limit.
+Rules of the built-ins:
+
+- :class:`FixedStep`: every step takes ``dt`` (the landing step is the run's);
+- :class:`CFL`: ``dt = min(cfl / rate, dt_cap)`` from the rate of the state the previous step started from (a lagged
+  rate, as DNS codes use: the rate costs no transform of its own), where schemes without dt-dependent coefficients
+  (``rk4``, ``lsrk4``) take a new dt every step; schemes whose coefficients depend on dt keep dt while the CFL
+  number ``dt * rate`` stays in ``band * cfl`` (default ``[0.8, 1.2]``, and below ``dt_cap``), the dt held being
+  the controller's state. ``dt_cap`` is ``min(dt_max, 0.9 * stable_dt)``, ``stable_dt`` the explicit scheme's
+  linear stability limit (:meth:`CFL.resolve`).
+
+Both built-ins are pytrees whose numbers are leaves: a run compiled for ``FixedStep(1e-3)`` serves
+``FixedStep(2e-3)`` without compiling again. A user controller that is a pytree gets the same; any other object
+is part of the compiled program's key (compared by ``==``/hash, or by identity where unhashable).
 """
 
 from __future__ import annotations
@@ -20,17 +35,39 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
+import jax
 import jax.numpy as jnp
 
-__all__ = ["BAND", "CFL", "CFLStep", "Control", "FixedStep", "lands", "steps_before"]
+__all__ = ["BAND", "CFL", "CFLStep", "Controller", "FixedStep", "StepAux", "lands", "steps_before"]
 
 #: the default CFL band (fractions of the target) in which schemes with dt-dependent coefficients keep their dt
 BAND = (0.8, 1.2)
-#: why a segment of steps stopped (``Control.choose``'s reasons and the loop's blow-up checks)
-RAN, NEAR_STOP, NEW_DT, NONFINITE, BOUND, AT_REST = range(6)
+#: why a segment of steps stopped (the core's checks of a chosen dt and its blow-up checks)
+RAN, NEAR_STOP, NEW_DT, NONFINITE, BOUND, AT_REST, BAD_DT = range(7)
 #: the relative margin of the landing rule: a step within ``(1 + LANDING) dt`` of a stop time lands on it
 LANDING = 1e-6
+
+
+class StepAux(NamedTuple):
+    """What a step hands its controller: ``rate``, the advective rate of the state the step started from (a
+    replicated scalar of the state's real dtype), or None where the controller does not ask for it."""
+
+    rate: Any = None
+
+
+@runtime_checkable
+class Controller(Protocol):
+    """The time-step controller protocol (see the module): ``init`` and ``choose``, pure and jit-able, and the
+    static ``wants_rate``. Optional: ``resolve(integrator, stable_dt) -> Controller``, called once by a run to bind
+    it to the scheme (the linear stability limit of an explicit scheme given where ``wants_rate``)."""
+
+    def init(self, y0: Any) -> Any:
+        """The controller's state before the first step (a pytree of arrays; ``y0`` may be abstract)."""
+
+    def choose(self, aux: StepAux, cstate: Any, t: jax.Array, t_stop: jax.Array) -> tuple[jax.Array, Any]:
+        """The next step's ``dt`` (positive) at time ``t`` and the new state; ``aux``: the previous step's."""
 
 
 def _positive(value, name: str, owner: str, allow_inf: bool = False) -> float:
@@ -42,6 +79,10 @@ def _positive(value, name: str, owner: str, allow_inf: bool = False) -> float:
     return v
 
 
+def _real(y0) -> Any:
+    return jnp.finfo(jax.tree.leaves(y0)[0].dtype).dtype
+
+
 @dataclass(frozen=True)
 class FixedStep:
     """Every step takes ``dt`` (a run shortens the last step to land on its end and stop times).
@@ -51,29 +92,37 @@ class FixedStep:
     """
 
     dt: float
+    wants_rate: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "dt", _positive(self.dt, "dt", "FixedStep"))
 
-    def resolve(self, integrator, stable_dt: float = math.inf) -> Control:
-        """The :class:`Control` of this controller for ``integrator`` (a fixed dt ignores the stability limit:
-        the run reports a blow-up if it is unstable). Runs pass the step itself to their programs as the forced dt
-        (an argument, not a constant the compiler folds), so every way of taking fixed steps rounds alike."""
-        return Control(self.dt, 0.0, math.inf, None)
+    def resolve(self, integrator, stable_dt: float = math.inf) -> FixedStep:
+        """This controller (a fixed dt ignores the stability limit: the run reports a blow-up if it is unstable)."""
+        return self
+
+    def init(self, y0) -> tuple:
+        """No state: the dt is the controller's own (a leaf of its pytree, so an argument of the program)."""
+        return ()
+
+    def choose(self, aux: StepAux, cstate, t, t_stop):
+        """``dt`` as given, in float64 where JAX has it (the run rounds it to the state's dtype for the step)."""
+        return jnp.asarray(self.dt), cstate
 
 
 @dataclass(frozen=True)
 class CFL:
     """``dt = cfl / max(sum_i |u_i| / dx_i)``, capped by ``dt_max`` and the scheme's linear stability limit.
 
-    The rate comes from the state at the start of every step (from the physical velocity the step's first stage
-    holds anyway), so the dt sequence depends only on the state: a resumed run takes exactly the same steps.
+    The rate is the one the previous step's first stage computed from the physical velocity it holds anyway (the
+    first step's: the initial state's), so the dt sequence depends only on the states and the controller's state
+    (which checkpoints hold): a resumed run takes exactly the same steps.
 
     Args:
       cfl: the target CFL number. dt_max: the largest step (``inf``: none; a flow at rest then has no dt).
-      band: ``(lo, hi)``: schemes whose coefficients depend on dt keep it while ``dt * rate`` stays in
-        ``[lo, hi] * cfl``; ``"auto"`` (default): :data:`BAND` for those schemes, none for the others; None: a new
-        dt every step.
+      band: ``(lo, hi)``: keep dt while ``dt * rate`` stays in ``[lo, hi] * cfl``; ``"auto"`` (default):
+        :data:`BAND` for schemes whose coefficients depend on dt, none for the others (:meth:`resolve`); None: a
+        new dt every step.
 
     Raises:
       TypeError, ValueError: a value that is not a positive number, or a band that is not ``0 < lo <= 1 <= hi``.
@@ -82,6 +131,7 @@ class CFL:
     cfl: float = 0.5
     dt_max: float = math.inf
     band: tuple[float, float] | str | None = "auto"
+    wants_rate: ClassVar[bool] = True
 
     def __post_init__(self):
         object.__setattr__(self, "cfl", _positive(self.cfl, "cfl", "CFL"))
@@ -95,60 +145,63 @@ class CFL:
                 raise ValueError(f"CFL: band must satisfy 0 < lo <= 1 <= hi, got {self.band!r}")
             object.__setattr__(self, "band", (lo, hi))
 
-    def resolve(self, integrator, stable_dt: float = math.inf) -> Control:
-        """The :class:`Control` for ``integrator``: the band where its coefficients depend on dt, the cap."""
+    def resolve(self, integrator, stable_dt: float = math.inf) -> CFL:
+        """This controller for ``integrator``: the band where its coefficients depend on dt (``"auto"``), the cap
+        ``min(dt_max, 0.9 * stable_dt)``."""
         band = self.band
         if band == "auto":
             band = BAND if integrator.dt_coefficients else None
-        return Control(None, self.cfl, min(self.dt_max, 0.9 * stable_dt), band)
+        return CFL(self.cfl, min(self.dt_max, 0.9 * stable_dt), band)
+
+    def init(self, y0) -> dict:
+        """The dt the band holds (0: none yet)."""
+        return {"dt": jnp.zeros((), _real(y0))}
+
+    def choose(self, aux: StepAux, cstate, t, t_stop):
+        """``min(cfl / rate, dt_cap)``, or the dt held while the CFL number stays in the band (an infinite dt
+        where the flow is at rest and there is no cap; the run then stops with an error)."""
+        rate = aux.rate
+        real = rate.dtype
+        cand = jnp.where(rate > 0, self.cfl / jnp.where(rate > 0, rate, 1), jnp.inf).astype(real)
+        cand = jnp.minimum(cand, jnp.asarray(self.dt_max, real))
+        band = None if self.band == "auto" else self.band
+        if band is None:
+            return cand, cstate
+        lo, hi = band
+        held = cstate["dt"]
+        now = held * rate
+        change = (held <= 0) | (now > hi * self.cfl) | ((now < lo * self.cfl) & (held < cand))
+        dt = jnp.where(change, cand, held)
+        return dt, {"dt": dt}
 
 
 #: the earlier name of :class:`CFL`
 CFLStep = CFL
 
 
-@dataclass(frozen=True)
-class Control:
-    """A controller resolved for one integrator: what :meth:`choose` needs.
+def _flatten_fixed(c: FixedStep):
+    return (c.dt,), None
 
-    Attributes:
-      dt: the fixed step, or None for CFL control. cfl: target CFL number. dt_cap: largest step.
-      band: keep dt while the CFL number is in ``band * cfl``, or None.
-    """
 
-    dt: float | None
-    cfl: float
-    dt_cap: float
-    band: tuple[float, float] | None
+def _unflatten_fixed(_, leaves) -> FixedStep:
+    out = object.__new__(FixedStep)
+    object.__setattr__(out, "dt", leaves[0])
+    return out
 
-    def choose(self, rate, dt_band, remaining, dt_force):
-        """The next step's ``(dt, go, (reason, dt_next, rate))`` (device arrays; ``rate`` is None or 0 under a fixed
-        dt). ``dt_band``: the dt a band holds (0: none yet); ``remaining``: time to the next stop (the step is not
-        taken where it comes within 1.5 steps of it: the host lands); ``dt_force > 0``: that dt, as it is.
 
-        ``go`` is False where the step is not taken: a new dt for coefficients that depend on it (``NEW_DT``), a
-        stop ahead (``NEAR_STOP``), a non-finite rate (``NONFINITE``) or a flow at rest without a cap
-        (``AT_REST``); ``dt_next`` is then the dt the step would take.
-        """
-        real = remaining.dtype
-        forced = dt_force > 0
-        if self.dt is not None:  # go is a Python True: a stage loop then has a static trip count (differentiable)
-            dt = jnp.where(forced, dt_force, jnp.asarray(self.dt, real))
-            return dt, True, (jnp.int32(RAN), dt, jnp.zeros((), real))
-        cand = jnp.where(rate > 0, self.cfl / jnp.where(rate > 0, rate, 1), jnp.inf).astype(real)
-        cand = jnp.minimum(cand, jnp.asarray(self.dt_cap, real))
-        if self.band is not None:
-            lo, hi = self.band
-            now = dt_band * rate
-            change = (dt_band <= 0) | (now > hi * self.cfl) | ((now < lo * self.cfl) & (dt_band < cand))
-            dt = jnp.where(change, cand, dt_band)
-        else:
-            change, dt = jnp.array(False), cand
-        reason = jnp.where(~jnp.isfinite(rate), NONFINITE, jnp.where(
-            ~jnp.isfinite(cand), AT_REST, jnp.where(change, NEW_DT, jnp.where(remaining <= 1.5 * dt, NEAR_STOP, RAN))))
-        dt = jnp.where(forced, dt_force, dt)
-        reason = jnp.where(forced & jnp.isfinite(rate), RAN, reason)
-        return dt, reason == RAN, (reason.astype(jnp.int32), dt, rate)
+def _flatten_cfl(c: CFL):
+    return (c.cfl, c.dt_max), c.band
+
+
+def _unflatten_cfl(band, leaves) -> CFL:
+    out = object.__new__(CFL)
+    for name, v in zip(("cfl", "dt_max", "band"), (*leaves, band)):
+        object.__setattr__(out, name, v)
+    return out
+
+
+jax.tree_util.register_pytree_node(FixedStep, _flatten_fixed, _unflatten_fixed)
+jax.tree_util.register_pytree_node(CFL, _flatten_cfl, _unflatten_cfl)
 
 
 def lands(remaining: float, dt: float) -> bool:

@@ -1,19 +1,20 @@
 """The stepping core: one step (:func:`step`) on a named loop carry (:class:`Carry`), and the two loops over it.
 
-Every way of advancing a state goes through :func:`step`: :func:`simulate`'s segments (:func:`segment`, a
-``lax.while_loop`` that stops early for a stop time, a new dt, a blow-up or a full row buffer), and
-:func:`fixed_steps` (a ``lax.scan`` of a static number of fixed steps, reverse-mode differentiable), which serves
-:func:`~solvers.rollout` and :meth:`~solvers.Integrator.advance`. A step asks the integrator for its
-``controlled_step`` with the controller's rule (:meth:`~solvers.stepping.controllers.Control.choose`), keeps the
-segment's elapsed time as a Kahan sum, checks for blow-up, and (in segments) computes the diagnostics row and the
-outputs' device-side samples that fall due after it.
+Every way of advancing a state goes through the integrator's :meth:`~solvers.Integrator.step_aux`:
+:func:`simulate`'s segments (:func:`segment`, a ``lax.while_loop`` that stops early for a stop time, a new dt of
+dt-dependent coefficients, a blow-up or a full row buffer), and :func:`fixed_steps` (a ``lax.scan`` of a static
+number of fixed steps, reverse-mode differentiable), which serves :func:`~solvers.rollout` and
+:meth:`~solvers.Integrator.advance`. A segment's step asks the controller (:class:`~solvers.Controller`) for dt from
+the previous step's aux, checks that dt (finite, positive, no stop within 1.5 steps, the coefficients' dt), takes
+the step, keeps the segment's elapsed time as a Kahan sum, checks for blow-up, and computes the diagnostics row and
+the outputs' device-side samples that fall due after it.
 
 The diagnostics rows are no host event: a row is computed right after its step, in a ``lax.cond``, into a buffer
 that comes back with the segment's step sizes in one transfer. On a GPU (:func:`host_control_flow`), where a branch
 costs a round trip to the host, the loop turns once per row instead (an inner loop over the steps up to it, then
-the row) and the integrator's stage loop takes no branch. Under CFL control a row's CFL number is ``dt`` times the
-rate that the next step's first stage computes from the same state (filled in one step later; the segment's last
-row after the loop), so the row transforms nothing for it.
+the row). Where the controller asks for the rate, a row's CFL number is ``dt`` times the rate that the next step's
+first stage computes from the same state (filled in one step later; the segment's last row after the loop), so
+the row transforms nothing for it.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .controllers import BOUND, NONFINITE, RAN, Control
+from .controllers import AT_REST, BAD_DT, BOUND, NEAR_STOP, NEW_DT, NONFINITE, RAN, StepAux
 
-__all__ = ["MAX_ROWS", "MAX_SEGMENT", "ROWS_PER_SEGMENT", "Carry", "Core", "Sampler", "Window", "fixed_steps",
-           "host_control_flow", "pack_dtype", "segment", "start", "step"]
+__all__ = ["AT_REST", "BAD_DT", "BOUND", "MAX_ROWS", "MAX_SEGMENT", "NEAR_STOP", "NEW_DT", "NONFINITE", "RAN",
+           "ROWS_PER_SEGMENT", "Carry", "Core", "Sampler", "Window", "first_aux", "fixed_steps", "host_control_flow",
+           "pack_dtype", "segment", "start", "step"]
 
 #: most steps in one segment (the size of the buffer of step sizes it returns)
 MAX_SEGMENT = 1000
@@ -63,20 +65,20 @@ class Sampler:
 
 @dataclass(frozen=True)
 class Core:
-    """What a step needs besides the carry: the integrator, the resolved controller, and what a segment
-    computes after its steps.
+    """What a step needs besides the carry and the controller: the integrator and what a segment computes after
+    its steps.
 
     Attributes:
-      integrator: a bound :class:`~solvers.Integrator`. control: a :class:`Control`.
+      integrator: a bound :class:`~solvers.Integrator`. rate: the controller asks for the rate (``wants_rate``).
       row: ``row(state, t, dt, rate=None) -> vector`` (the diagnostics row), or None.
-      cfl_position: where the row holds ``dt * rate`` (filled from the next step's rate under CFL control).
-      energy_every_step: compute the energy after every step (the blow-up check of a fixed dt, an energy bound).
+      cfl_position: where the row holds ``dt * rate`` (filled from the next step's rate where ``rate``).
+      energy_every_step: compute the energy after every step (the blow-up check without a rate, an energy bound).
       sampler: a :class:`Sampler` (one pytree of accumulators for all outputs), or None.
       synced: no branch per step (a GPU, :func:`host_control_flow`).
     """
 
     integrator: Any
-    control: Control
+    rate: bool = False
     row: Callable | None = None
     cfl_position: int | None = None
     energy_every_step: bool = False
@@ -85,14 +87,14 @@ class Core:
 
 
 class Window(NamedTuple):
-    """A segment's inputs besides the state (device scalars): the dt a band holds, the time to the next stop, the
-    energy bound, a forced dt (the landing step), the step budget, and the run's step count before the segment
-    with the row interval (and whether the segment's last step gets a row)."""
+    """A segment's inputs besides the state (device scalars): the time to the next stop, the energy bound, a
+    forced dt (the landing step), the dt the coefficients were computed for, the step budget, and the run's step
+    count before the segment with the row interval (and whether the segment's last step gets a row)."""
 
-    dt_band: Any
     remaining: Any
     bound: Any
     dt_force: Any
+    dt_coef: Any
     n: Any
     step0: Any
     every: Any
@@ -101,9 +103,10 @@ class Window(NamedTuple):
 
 class Carry(NamedTuple):
     """The loop carry, by name: the state and clock (device time ``t``, the segment's elapsed time as a Kahan sum
-    ``elapsed`` + ``comp``, its step count ``steps``), why it stops (``reason``, ``dt_next``), the step sizes
-    ``dts``, the energy after the last step, the rows buffer (``rows``, ``nrows``; ``pending``: the last row's CFL
-    number awaits the next step's rate; ``dt_row``: that row's dt; ``due``: a row is due), the samples."""
+    ``elapsed`` + ``comp``, its step count ``steps``), why it stops (``reason``, ``dt_next``: the dt chosen but not
+    taken), the step sizes ``dts``, the energy after the last step, the rows buffer (``rows``, ``nrows``;
+    ``pending``: the last row's CFL number awaits the next step's rate; ``dt_row``: that row's dt; ``due``: a row is
+    due), the samples, and the controller's input: the last step's ``aux`` and the controller state ``cstate``."""
 
     state: Any
     t: Any
@@ -120,57 +123,80 @@ class Carry(NamedTuple):
     dt_row: Any
     due: Any
     samples: Any
+    aux: Any
+    cstate: Any
 
 
 def _real(state):
     return jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
 
 
-def start(core: Core, state, t, width: int = 0, samples=None, record_dts: bool = True) -> Carry:
+def start(core: Core, state, t, aux, cstate, width: int = 0, samples=None) -> Carry:
     """The carry at the start of a segment (``width``: a row's length, 0 without rows)."""
     real = _real(state)
     zero = jnp.zeros((), real)
     return Carry(state, jnp.asarray(t, real), zero, zero, jnp.int32(0), jnp.int32(RAN),
-                 jnp.zeros((MAX_SEGMENT,), real) if record_dts else None, zero, jnp.full((), jnp.nan, real),
+                 jnp.zeros((MAX_SEGMENT,), pack_dtype()), jnp.zeros((), pack_dtype()), jnp.full((), jnp.nan, real),
                  jnp.zeros((MAX_ROWS if width else 0, width), pack_dtype()), jnp.int32(0), jnp.array(False), zero,
-                 jnp.array(False), samples)
+                 jnp.array(False), samples, aux, cstate)
 
 
-def step(core: Core, c: Carry, coeffs, w: Window, t0) -> Carry:
-    """One step from ``c``: the controlled step, the clock (``t = t0 + elapsed``), the blow-up checks, the step
-    size, and whether a row is due after it. Pure and jit-able; the body of both loops."""
-    integ, control = core.integrator, core.control
+def _reason(core: Core, c: Carry, dt, w: Window):
+    """Why the step of ``dt`` (the controller's) is not taken, or ``RAN``; a forced dt is always taken."""
+    remaining = w.remaining - c.elapsed
+    reason = jnp.where(~(dt > 0), BAD_DT, jnp.where(~jnp.isfinite(dt), AT_REST, RAN))
+    if core.integrator.dt_coefficients:
+        reason = jnp.where((reason == RAN) & (dt != w.dt_coef), NEW_DT, reason)
+    reason = jnp.where((reason == RAN) & (remaining <= 1.5 * dt), NEAR_STOP, reason)
+    reason = jnp.where(w.dt_force > 0, RAN, reason)
+    if core.rate:
+        reason = jnp.where(jnp.isfinite(c.aux.rate), reason, NONFINITE)
+    return reason.astype(jnp.int32)
+
+
+def _choice(core: Core, controller, c: Carry, w: Window):
+    """The controller's dt for the next step from ``c`` (the state's real dtype; in the pack dtype for the host:
+    a forced dt where given), its new state, and why the step would not be taken (``RAN``: it is)."""
     real = _real(c.state)
-    want_rate = control.dt is None
-    state, dt, go, (reason, dt_next, rate) = integ.controlled_step(
-        c.state, c.t, coeffs, lambda r: control.choose(r, w.dt_band, w.remaining - c.elapsed, w.dt_force),
-        rate=want_rate, synced=core.synced)
-    go = jnp.asarray(go)
-    rows = _fill(core, c.rows, c.nrows, c.pending, c.dt_row, rate)  # the previous row's state started this step
+    remaining = w.remaining - c.elapsed
+    chosen, cstate = controller.choose(c.aux, c.cstate, c.t, c.t + remaining)
+    chosen = jnp.asarray(chosen)
+    forced = w.dt_force > 0
+    dt = jnp.where(forced, jnp.asarray(w.dt_force, real), chosen.astype(real))
+    dt_pack = jnp.where(forced, jnp.asarray(w.dt_force, pack_dtype()), chosen.astype(pack_dtype()))
+    return dt, dt_pack, cstate, _reason(core, c, chosen.astype(real), w)
+
+
+def step(core: Core, controller, c: Carry, coeffs, w: Window, t0) -> Carry:
+    """One step from ``c`` (which the controller's checks let go, see :func:`segment`): the controller's dt, the
+    step, the clock (``t = t0 + elapsed``), the blow-up checks, the step size, and whether a row is due after it.
+    Pure and jit-able; the body of a segment."""
+    integ = core.integrator
+    real = _real(c.state)
+    dt, dt_pack, cstate, _ = _choice(core, controller, c, w)
+    state, aux = integ.step_aux(c.state, c.t, dt, coeffs, rate=core.rate, **({"synced": True} if core.synced else {}))
+    cstate = jax.tree.map(lambda a, b: jnp.asarray(a).astype(jnp.asarray(b).dtype), cstate, c.cstate)
+    rows = _fill(core, c.rows, c.nrows, c.pending, c.dt_row, aux.rate)  # the previous row's state started it
     y = dt - c.comp  # Kahan: the elapsed time keeps its rounding error, not one per step
-    s_new = c.elapsed + y
-    comp = jnp.where(go, (s_new - c.elapsed) - y, c.comp)
-    elapsed = jnp.where(go, s_new, c.elapsed)
-    energy = c.energy
+    elapsed = c.elapsed + y
+    comp = (elapsed - c.elapsed) - y
+    energy, reason = c.energy, c.reason
     if core.energy_every_step:
-        energy = jnp.where(go, integ.equation.energy(state).astype(real), energy)
-        bad = go & ~jnp.isfinite(energy)
-        over = go & jnp.isfinite(energy) & (energy > w.bound)
-        reason = jnp.where(bad, NONFINITE, jnp.where(over, BOUND, reason))
-    dts = None if c.dts is None else jnp.where(go, c.dts.at[c.steps].set(dt), c.dts)
-    steps = c.steps + go.astype(jnp.int32)
-    t = jnp.where(go, (t0 + elapsed).astype(real), c.t)
-    ok = go & (reason == RAN)
+        energy = integ.equation.energy(state).astype(real)
+        reason = jnp.where(~jnp.isfinite(energy), NONFINITE, jnp.where(energy > w.bound, BOUND, reason))
+    steps = c.steps + 1
+    t = (t0 + elapsed).astype(real)
+    ok = reason == RAN
     due = jnp.array(False)
     if c.rows.shape[-1]:
         due = ok & (((w.step0 + steps) % w.every == 0) | (w.last & (steps == w.n)))
     samples = c.samples
     if core.sampler is not None:
-        take = ok & ((w.step0 + steps) % core.sampler.every == 0)
-        samples = _sample(core, samples, take, state, t, dt, w.step0 + steps)
-    return c._replace(state=state, t=t, elapsed=elapsed, comp=comp, steps=steps, reason=reason, dts=dts,
-                      dt_next=dt_next, energy=energy, rows=rows, pending=jnp.array(False), dt_row=dt, due=due,
-                      samples=samples)
+        take_sample = ok & ((w.step0 + steps) % core.sampler.every == 0)
+        samples = _sample(core, samples, take_sample, state, t, dt, w.step0 + steps)
+    return c._replace(state=state, t=t, elapsed=elapsed, comp=comp, steps=steps, reason=reason,
+                      dts=c.dts.at[c.steps].set(dt_pack), dt_next=dt_pack, energy=energy, rows=rows,
+                      pending=jnp.array(False), dt_row=dt, due=due, samples=samples, aux=aux, cstate=cstate)
 
 
 def _sample(core: Core, samples, take, state, t, dt, step):
@@ -184,7 +210,7 @@ def _sample(core: Core, samples, take, state, t, dt, step):
 def _record(core: Core, c: Carry) -> Carry:
     """The row of ``c.state`` kept where ``c.due``: in a ``lax.cond`` after each step, or (``synced``) computed
     either way once per row, after the steps up to it."""
-    later = core.control.dt is None and core.cfl_position is not None
+    later = core.rate and core.cfl_position is not None
     zero = jnp.zeros((), _real(c.state))
     pack = pack_dtype()
     width = c.rows.shape[-1]
@@ -202,35 +228,39 @@ def _record(core: Core, c: Carry) -> Carry:
 
 def _fill(core: Core, rows, nrows, pending, dt, rate):
     """The CFL number of the last row kept, if ``pending``, from its state's ``rate``."""
-    if core.control.dt is not None or core.cfl_position is None or not rows.shape[-1]:
+    if not core.rate or core.cfl_position is None or not rows.shape[-1]:
         return rows
     k, col = jnp.maximum(nrows - 1, 0), 1 + core.cfl_position
     return rows.at[k, col].set(jnp.where(pending, (dt * rate).astype(rows.dtype), rows[k, col]))
 
 
-def segment(core: Core, c: Carry, coeffs, w: Window) -> Carry:
+def segment(core: Core, controller, c: Carry, coeffs, w: Window) -> Carry:
     """Up to ``w.n`` steps in one ``lax.while_loop`` from ``c`` (see :func:`start`); stops early before a step that
-    would come within 1.5 steps of ``w.remaining``, where dt must change (band rule), on a non-finite state, or
-    where the energy passes ``w.bound``. The rows due after its steps are in ``rows`` (index in the segment
-    first), at most ``MAX_ROWS``: ``n`` must be at most ``ROWS_PER_SEGMENT * every``. Returns the last carry."""
+    would come within 1.5 steps of ``w.remaining``, whose dt differs from the coefficients' (``NEW_DT``), or that
+    the controller cannot give (``AT_REST``: an infinite dt, ``BAD_DT``), on a non-finite state, or where the energy
+    passes ``w.bound``. The rows due after its steps are in ``rows`` (index in the segment first), at most
+    ``MAX_ROWS``: ``n`` must be at most ``ROWS_PER_SEGMENT * every``. Returns the last carry."""
     t0 = c.t
     width = c.rows.shape[-1]
     nested = bool(width) and core.synced
 
-    def running(cr: Carry):
-        return (cr.steps < w.n) & (cr.reason == RAN)
+    def running(cr: Carry):  # the controller's checks before a step decide the loop, not a branch around it
+        return (cr.steps < w.n) & (cr.reason == RAN) & (_choice(core, controller, cr, w)[3] == RAN)
 
     def body(cr: Carry) -> Carry:
-        cr = step(core, cr, coeffs, w, t0)
+        cr = step(core, controller, cr, coeffs, w, t0)
         return _record(core, cr) if width else cr
 
     def to_row(cr: Carry) -> Carry:  # the steps up to the next row (or a stop), then that row
-        cr = jax.lax.while_loop(lambda x: running(x) & ~x.due, lambda x: step(core, x, coeffs, w, t0),
-                                cr._replace(due=jnp.array(False)))
+        cr = jax.lax.while_loop(lambda x: running(x) & ~x.due,
+                                lambda x: step(core, controller, x, coeffs, w, t0), cr._replace(due=jnp.array(False)))
         return _record(core, cr)
 
     c = jax.lax.while_loop(running, to_row if nested else body, c)
-    if width and core.control.dt is None and core.cfl_position is not None:  # the last row's CFL number
+    _, dt_pack, _, why = _choice(core, controller, c, w)  # why it stopped before a step (if it did)
+    before = (c.steps < w.n) & (c.reason == RAN)
+    c = c._replace(reason=jnp.where(before, why, c.reason), dt_next=jnp.where(before, dt_pack, c.dt_next))
+    if width and core.rate and core.cfl_position is not None:  # the last row's CFL number
         integ = core.integrator
         real = _real(c.state)
         rate = jax.lax.cond(c.pending, lambda s: integ.first_stage_rate(s, c.t).astype(real),
@@ -241,27 +271,33 @@ def segment(core: Core, c: Carry, coeffs, w: Window) -> Carry:
     return c
 
 
+def first_aux(core: Core, state, t) -> StepAux:
+    """The aux of ``state`` as a step's first stage computes it (what a controller sees before the first step)."""
+    if not core.rate:
+        return StepAux()
+    return StepAux(core.integrator.first_stage_rate(state, t).astype(_real(state)))
+
+
 def fixed_steps(integrator, state, t0, dt, n: int, coeffs, checkpoints: tuple[int, ...] = ()):
-    """``n`` fixed steps of ``dt`` from time ``t0`` with :func:`step` as a ``lax.scan`` (a static trip count, so
-    reverse-mode differentiable); ``checkpoints``: nested block lengths under ``jax.checkpoint`` (outermost first,
-    see :func:`~solvers.rollout`). Returns the final state."""
-    # a fixed-dt control whose every step takes the forced dt: dt is an argument of the program, not a constant
-    core = Core(integrator, Control(1.0, 0.0, float("inf"), None),
-                synced=host_control_flow(integrator.equation.grid.mesh))
+    """``n`` fixed steps of ``dt`` from time ``t0`` (the integrator's step, the clock as a segment keeps it) as a
+    ``lax.scan`` (a static trip count, so reverse-mode differentiable); ``checkpoints``: nested block lengths under
+    ``jax.checkpoint`` (outermost first, see :func:`~solvers.rollout`). Returns the final state."""
     real = _real(state)
     dt = jnp.asarray(dt, real)
-    inf = jnp.asarray(jnp.inf, real)
-    w = Window(jnp.zeros((), real), inf, inf, dt, n, 0, 1, False)
     t0 = jnp.asarray(t0, real)
+    zero = jnp.zeros((), real)
 
     def one(carry):
-        return step(core, carry, coeffs, w, t0)
+        s, t, elapsed, comp = carry
+        s, _ = integrator.step_aux(s, t, dt, coeffs, rate=False)
+        y = dt - comp
+        s_new = elapsed + y
+        return s, (t0 + s_new).astype(real), s_new, (s_new - elapsed) - y
 
-    c = _advance(one, start(core, state, t0, record_dts=False), n, tuple(checkpoints))
-    return c.state
+    return _advance(one, (state, t0, zero, zero), n, tuple(checkpoints))[0]
 
 
-def _advance(one: Callable, c: Carry, n: int, levels: tuple[int, ...]) -> Carry:
+def _advance(one: Callable, c, n: int, levels: tuple[int, ...]):
     """``n`` applications of ``one``: blocks of ``levels[0]`` under ``jax.checkpoint`` (recursively), the remainder
     as one shorter checkpointed block; no levels: a plain scan."""
     levels = tuple(k for k in levels if k < n)
@@ -274,3 +310,4 @@ def _advance(one: Callable, c: Carry, n: int, levels: tuple[int, ...]) -> Carry:
     if r:  # outside the scan: keep jax.checkpoint's default prevent_cse=True (no CSE with the forward run)
         c = jax.checkpoint(lambda cr: _advance(one, cr, r, inner))(c)
     return c
+

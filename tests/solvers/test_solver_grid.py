@@ -141,10 +141,9 @@ def test_two_dimensional_grid(meshes):
 @pytest.mark.parametrize("kind, dealias", [("slab", "2/3"), ("pencil", "2/3"), ("slab", "3/2"), ("single", "2/3")])
 def test_from_physical_and_max(meshes, kind, dealias):
     """``Grid.from_physical_and_max``: the coefficients of ``from_physical`` to the bit and the field's maximum
-    exactly. Without ``reduce`` it is carried in the transform's all-to-alls on several devices (no all-reduce
-    in the compiled program), a plain maximum on one device. With a ``GatedMax`` (the driver's stage loop) the
-    same where its flag is set and 0 where not, each carrying exchange in a ``lax.cond``. Any other ``reduce`` is
-    used as it is, carrying nothing."""
+    exactly, a plain reduction beside the transform (the compiled program has the all-to-alls of
+    ``from_physical`` and, on several devices, all-reduces taking the maximum). With a ``GatedMax`` (the driver's
+    stage loop) the same where its flag is set and 0 where not; any other ``reduce`` is used as it is."""
     g = SpectralGrid(16, meshes[kind], dtype=jnp.float64, dealias=dealias)
     pg = g.padded if dealias == "3/2" else g
     rng = np.random.default_rng(3)
@@ -153,29 +152,22 @@ def test_from_physical_and_max(meshes, kind, dealias):
     field[5, 6, 7] = 9.25
     fs = jax.device_put(field, pg.real_sharding())
     ref = np.asarray(jax.jit(g.from_physical)(f))
+    exchanges = jax.jit(g.from_physical).lower(f).compile().as_text().count(" all-to-all(")
     calls = {
-        "carried": jax.jit(lambda a, b: g.from_physical_and_max(a, b)),
+        "plain": jax.jit(lambda a, b: g.from_physical_and_max(a, b)),
         "gated": jax.jit(lambda a, b, w: g.from_physical_and_max(a, b, reduce=GatedMax(w, jnp.float64))),
         "given": jax.jit(lambda a, b: g.from_physical_and_max(a, b, reduce=lambda r: jnp.max(r) + 1)),
     }
-    assert g.carries_max() == (kind != "single")
     for name, fn in calls.items():
         for when in ((True, False) if name == "gated" else (None,)):
             args = (f, fs) if when is None else (f, fs, jnp.asarray(when))
             c, top = fn(*args)
             np.testing.assert_array_equal(np.asarray(c), ref)
-            assert float(top) == {"carried": 9.25, "gated": 9.25 if when else 0.0, "given": 10.25}[name], name
+            assert float(top) == {"plain": 9.25, "gated": 9.25 if when else 0.0, "given": 10.25}[name], name
             text = fn.lower(*args).compile().as_text()
-            reductions = [ln for ln in text.splitlines() if re.search(r" all-reduce(?:-start)?\(", ln)]
-            maxima = [ln for ln in reductions if "max" in ln]
-            if not g.carries_max():
-                continue
-            # carried: no maximum across devices (3/2: the resize back to the grid has an all-reduce of its
-            # own, a gather, as in from_physical); given: its own
-            assert bool(maxima) == (name == "given"), (name, reductions)
-            assert dealias == "3/2" or name == "given" or not reductions
-            conds = text.count(" conditional(")
-            assert conds == ({"slab": 1, "pencil": 2}[kind] if name == "gated" else 0), (name, conds)
+            assert text.count(" all-to-all(") == exchanges, name
+            maxima = [ln for ln in text.splitlines() if re.search(r" all-reduce(?:-start)?\(", ln) and "max" in ln]
+            assert bool(maxima) == (kind != "single"), (name, maxima)
 
 
 @pytest.mark.parametrize("kind", ["single", "slab"])

@@ -84,10 +84,10 @@ def test_lsrk4_stability_polynomial_and_radius():
 
 
 def test_the_drivers_step_is_the_plain_step():
-    """``controlled_step`` (the driver's: dt chosen from the CFL rate of the first stage) takes the same step as
-    ``step`` for every scheme, to round-off, and the rate is the one the equation computes alone; so does
-    ``first_evaluation`` then ``finish`` for the schemes whose driver step is made of them (RK4 and LSRK4 run their
-    stages in ``Integrator.stage_loop`` for both, and have no ``finish``)
+    """``step_aux`` with the rate (the driver's: the rate of the state from the first stage's physical fields)
+    takes the same step as ``step`` for every scheme, to round-off, and its rate is the one the equation computes
+    alone; so does ``first_evaluation`` then ``finish`` for the schemes whose step is made of them (RK4 and LSRK4
+    run their stages in ``Integrator.stage_loop`` and have no ``finish``)
     (one device: the algebra of the schemes; the sharded driver is tested in ``test_time_loop.py``)."""
     from solvers.equations.navier_stokes_2d import NavierStokes2D
 
@@ -102,26 +102,16 @@ def test_the_drivers_step_is_the_plain_step():
                 continue  # a scheme for another kind of equation
             dt = 0.5 / rate
             c = jax.jit(integ.coefficients)(dt)
-            got, r, go = _drivers_step(integ, s0, c, dt)
+            got, aux = jax.jit(lambda s, c, integ=integ, dt=dt: integ.step_aux(s, 0.0, dt, c, rate=True))(s0, c)
             ref = jax.jit(integ.step)(s0, 0.0, dt, c)
-            assert bool(go) and float(r) == pytest.approx(rate, rel=1e-13), name
+            assert float(aux.rate) == pytest.approx(rate, rel=1e-13), name
+            assert jax.eval_shape(lambda s, c, integ=integ, dt=dt: integ.step_aux(s, 0.0, dt, c)[1], s0, c).rate is None
             scale = float(jnp.max(jnp.abs(ref - s0)))
             assert scale > 0 and float(jnp.max(jnp.abs(got - ref))) < 1e-12 * scale, name
-            if type(integ).controlled_step is not Integrator.controlled_step:
+            if type(integ).step_aux is not Integrator.step_aux:
                 assert type(integ).finish is Integrator.finish, name  # no second copy of the stages
                 continue
             # and the split step (first evaluation, then finish) that the generic driver step is made of
             split = jax.jit(lambda s, c, integ=integ, dt=dt: integ.finish(
                 s, integ.first_evaluation(s, 0.0, False)[0], 0.0, dt, c))(s0, c)
             assert float(jnp.max(jnp.abs(split - ref))) < 1e-12 * scale, name
-
-
-def _drivers_step(integ, state, coeffs, dt):
-    """``integ.controlled_step`` with ``dt`` chosen (jitted): the new state, the rate it saw (returned through
-    ``choose``'s ``aux``), ``go``."""
-
-    def driver(s, c):
-        out, _, go, r = integ.controlled_step(s, 0.0, c, lambda r: (jnp.asarray(dt), jnp.array(True), r))
-        return out, r, go
-
-    return jax.jit(driver)(state, coeffs)

@@ -73,7 +73,7 @@ def test_main_job_program_with_its_rows_holds_what_the_step_holds(meshes, tmp_pa
         control = parts.controller.resolve(integ, integ.stable_dt())
         loop = Loop(integ, control, [DiagnosticsCSV(tmp_path, every=cfg.diag_every)], None, True,
                     host_control_flow(grid.mesh))
-        assert (loop.control.dt is None) == (dt is None) and loop.row is not None
+        assert loop.core.rate == (dt is None) and loop.row is not None
         compiled = loop.lower().compile()
     m = compiled.memory_analysis()
     total = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes

@@ -2,7 +2,6 @@
 replaced, the CFL band rule of schemes with dt-dependent coefficients, no host callbacks in the step program,
 ``--mesh auto``."""
 
-import dataclasses
 import json
 import math
 import re
@@ -13,11 +12,11 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import LSRK4, RK4, DiagnosticsCSV, NavierStokes, Output, RunConfig, SpectralGrid, run
+from solvers import LSRK4, RK4, DiagnosticsCSV, FixedStep, NavierStokes, Output, RunConfig, SpectralGrid, run
 from solvers.io import read_csv
 from solvers.job.build import build, check_memory, validate
 from solvers.simulation import RowFunction
-from solvers.simulation.loop import Clock, Loop
+from solvers.simulation.loop import Loop
 from solvers.stepping import BAND
 from solvers.stepping.core import ROWS_PER_SEGMENT
 
@@ -39,7 +38,8 @@ def _cfg(out, **kw):
 @UNDER_RESOLVED
 def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
     """LSRK4 under CFL control: every dt and t of the compiled loop equal the host loop's (one jitted max_rate
-    and one jitted step per step, dt = min(cfl / rate, dt_max), landing exactly on t_end)."""
+    and one jitted step per step, dt = min(cfl / rate, dt_max) with the rate of the state the previous step
+    started from, the first step's of the initial state: a lagged rate; landing exactly on t_end)."""
     run(_cfg(tmp_path, integrator="lsrk4"), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
     eq = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01)
@@ -48,8 +48,10 @@ def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
     rate, step = jax.jit(eq.max_rate), jax.jit(integ.step)
     t, ref = 0.0, []
     with jax.set_mesh(eq.grid.mesh):
+        lagged = float(rate(state))
         while T_END - t > 0:
-            dt = min(CFL / float(rate(state)), DT_MAX)
+            dt = min(CFL / lagged, DT_MAX)
+            lagged = float(rate(state))
             if T_END - t <= dt * (1 + 1e-6):
                 dt = T_END - t
             state = step(state, t, dt, ())
@@ -65,19 +67,24 @@ def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
 @UNDER_RESOLVED
 def test_band_rule_keeps_dt_while_the_cfl_number_stays_in_the_band(tmp_path, meshes):
     """ETDRK4 (coefficients depend on dt): dt changes only where the CFL number ``dt * rate`` left
-    ``BAND * cfl``, and is then ``cfl / rate`` (the diagnostics' ``cfl`` column is the next step's check)."""
+    ``BAND * cfl``, and is then ``cfl / rate``. The rate is lagged: a row's ``cfl`` column (its dt times the rate
+    of its state) is checked with the dt held then, for the step after the next."""
     run(_cfg(tmp_path, integrator="etdrk4", t_end=0.6), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
     dts = [float(r["dt"]) for r in rows]
     assert len(set(dts)) < len(dts) / 2  # the coefficients were rebuilt far less often than every step
     lo, hi = BAND[0] * CFL, BAND[1] * CFL
-    for r, nxt in zip(rows[:-2], rows[1:-1]):  # (the last step lands on t_end)
-        cfl = float(r["cfl"])
-        if float(nxt["dt"]) == float(r["dt"]):
-            assert lo <= cfl <= hi or float(r["dt"]) == DT_MAX
+    changes = 0
+    for r, mid, nxt in zip(rows[:-3], rows[1:-2], rows[2:-1]):  # (the last step lands on t_end)
+        held = float(mid["dt"])
+        cfl = held * float(r["cfl"]) / float(r["dt"])  # the held dt times the rate the check sees
+        if float(nxt["dt"]) == held:
+            assert lo <= cfl <= hi or held == DT_MAX
         else:
+            changes += 1
             assert not lo <= cfl <= hi
-            assert float(nxt["dt"]) * cfl / float(r["dt"]) == pytest.approx(CFL, rel=1e-12)
+            assert float(nxt["dt"]) * cfl / held == pytest.approx(CFL, rel=1e-12)
+    assert changes < len(rows) / 2
 
 
 def _control(parts):
@@ -101,22 +108,15 @@ def test_step_program_has_no_host_callbacks(tmp_path, meshes):
         assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
 
 
-@pytest.mark.parametrize("equation, mesh, rides", [
-    ("navier-stokes", "slab", True), ("navier-stokes", "pencil", True), ("navier-stokes", "single", False),
-    ("navier-stokes-2d", "slab", True), ("navier-stokes-2d", "single", False)])
-def test_cfl_rate_costs_no_transform(meshes, equation, mesh, rides):
-    """The CFL segment chooses dt from the rate that the first stage's nonlinear term already holds, so the
-    compiled CFL segment has exactly the FFTs of the fixed-dt segment.
-
-    - On several devices: the rate's maximum rides in the nonlinear term's forward all-to-all
-      (:meth:`solvers.Grid.from_physical_and_max`), so the segment holds no maximum across devices (before
-      2026-11-24, one all-reduce per step: 4-6% of a 32^3 step on 8 CPU devices), and in the first stage only
-      (``max_if``): each exchange that carries it sits in a ``lax.cond`` beside its plain twin, one all-to-all
-      and nothing else in each branch (carried in every stage, the 2D step took 3% longer than with the
-      all-reduce, 2026-11-25). Its one all-reduce is the energy of its last state.
-    - One device: the maximum sits in a ``lax.cond`` taken in the first stage only, whose branches hold no
-      transform (with the whole nonlinear term in the branch, as before 2026-11-24, the segment had twice the
-      FFTs: one copy per branch)."""
+@pytest.mark.parametrize("equation, mesh", [
+    ("navier-stokes", "slab"), ("navier-stokes", "pencil"), ("navier-stokes", "single"),
+    ("navier-stokes-2d", "slab"), ("navier-stokes-2d", "single")])
+def test_cfl_rate_costs_no_transform(meshes, equation, mesh):
+    """The CFL segment takes the rate that the first stage's nonlinear term already holds (the controller uses it
+    for the step after), so the compiled CFL segment has exactly the FFTs and all-to-alls of the fixed-dt segment.
+    The rate's maximum is one ``jnp.max`` in a ``lax.cond`` taken in the first stage only, whose branches hold
+    no transform: on several devices one all-reduce (a maximum) in one branch; the step itself sits in no branch
+    (the controller's checks decide the loop's next turn)."""
     cfg = _cfg("/tmp/unused", integrator="lsrk4", equation=equation, n=16 if equation == "navier-stokes" else 32,
                params={"nu": 0.01}, ic="taylor-green")
     res = validate(cfg)
@@ -125,10 +125,8 @@ def test_cfl_rate_costs_no_transform(meshes, equation, mesh, rides):
     grid, eq, integ = parts.grid, parts.equation, parts.integrator
     with jax.set_mesh(grid.mesh):
         assert integ.fuses_rate(eq.abstract_state(), 0.0)
-    assert grid.carries_max() == (mesh != "single")
-    cfl = _control(parts)
     texts = {}
-    for name, control in (("cfl", cfl), ("fixed", dataclasses.replace(cfl, dt=1e-3))):
+    for name, control in (("cfl", _control(parts)), ("fixed", FixedStep(1e-3))):
         texts[name] = Loop(integ, control, [], None, False, False).lower().compile().as_text()
 
     def count(op, text):
@@ -138,21 +136,15 @@ def test_cfl_rate_costs_no_transform(meshes, equation, mesh, rides):
     bodies = {block.strip().split(" ", 1)[0]: block for block in text.split("\n\n")}
     branches = [re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0])
                 for line in text.splitlines() if " conditional(" in line]
-    assert branches and all(len(pair) == 2 for pair in branches)
+    assert len(branches) == 1 and len(branches[0]) == 2  # the first stage's maximum
+    assert " conditional(" not in texts["fixed"]
     assert count("fft", text) == count("fft", texts["fixed"]) > 0
-    # the carrying exchanges' plain twins are the only all-to-alls the fixed-dt segment lacks
-    assert count("all-to-all", text) == count("all-to-all", texts["fixed"]) + (len(branches) if rides else 0)
-    assert rides or mesh != "single" or count("all-to-all", text) == 0
-    reductions = [ln for ln in text.splitlines() if re.search(r" all-reduce(?:-start)?\(", ln)]
-    if rides:
-        # one all-reduce: the energy of the segment's last state (a sum, after the loop); none takes a maximum
-        assert len(reductions) == 1 and "reduce_sum" in reductions[0], reductions
-        assert len(branches) == (2 if mesh == "pencil" else 1)  # one per move across a new mesh axis
-    for pair in branches:
-        for name in pair:
-            block = bodies[name]
-            assert count("fft", block) == count("all-reduce", block) == 0, name
-            assert count("all-to-all", block) == (1 if rides else 0), name
+    assert count("all-to-all", text) == count("all-to-all", texts["fixed"])
+    assert (count("all-to-all", text) > 0) == (mesh != "single")
+    maxima = sorted(count("all-reduce", bodies[b]) for b in branches[0])
+    assert maxima[0] == 0 and (maxima[1] > 0) == (mesh != "single"), maxima  # one maximum (per mesh axis)
+    for b in branches[0]:
+        assert count("fft", bodies[b]) == count("all-to-all", bodies[b]) == 0, b
 
 
 def test_rows_take_their_cfl_number_from_the_next_steps_rate(tmp_path, meshes):
@@ -161,7 +153,7 @@ def test_rows_take_their_cfl_number_from_the_next_steps_rate(tmp_path, meshes):
     diagnostics are spectral) the row's branch holds no FFT and no all-to-all; the program holds one rate
     computation more than the program without rows, outside the loop (its nonlinear term's inverse transform)."""
     cfg, grid, eq, loop, plain_loop = _run_of(tmp_path, meshes)
-    assert loop.control.dt is None and loop.core.cfl_position == loop.row.columns.index("cfl")
+    assert loop.core.rate and loop.core.cfl_position == loop.row.columns.index("cfl")
     text = loop.lower().compile().as_text()
     plain = plain_loop.lower().compile().as_text()
 
@@ -194,9 +186,9 @@ def _run_of(tmp_path, meshes, synced=False, **kw):
     return cfg, parts.grid, parts.equation, loop, plain
 
 
-def _clock(step=0, t=0.0):
-    """The host's clock at ``step`` and time ``t`` (no dt yet, no samples)."""
-    return Clock(step, t, 0.0, 0.0, math.nan)
+def _clock(loop, state, step=0, t=0.0):
+    """The host's clock of ``loop`` at ``step`` and time ``t`` from ``state`` (its controller fresh)."""
+    return loop.clock(state, step, t)[0]
 
 
 def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
@@ -208,12 +200,14 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
     with jax.set_mesh(grid.mesh):
         state = eq.initial_state("taylor-green")
         copies = [jax.tree.map(jnp.copy, state) for _ in range(3)]
-        plain_state, plain = st.run_segment(copies[0], _clock(), 0.0, 4, math.inf)
-        rows_state, rows = loop.run_segment(copies[1], _clock(step=3), 0.0, 4, math.inf, last=True)
+        plain_state, plain = st.run_segment(copies[0], _clock(st, state), 4, math.inf)
+        rows_state, rows = loop.run_segment(copies[1], _clock(loop, state, step=3), 4, math.inf, last=True)
         alone, s, t = [], copies[2], 0.0
         row = jax.jit(loop.row)
+        one = _clock(st, state)
         for dt in plain.dts:  # the same steps one at a time, each row computed on its own
-            s = st.run_segment(s, _clock(t=t), 0.0, 1, math.inf)[0]
+            one.t = t
+            s = st.run_segment(s, one, 1, math.inf)[0]
             t = np.float64(np.float64(t) + dt)
             alone.append(np.asarray(row(s, jnp.asarray(t, s.real.dtype), jnp.asarray(dt, s.real.dtype))))
         assert plain.rows == [] and rows.steps == plain.steps == 4
@@ -229,14 +223,14 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
         assert values[cfl] == alone[i - 1][cfl] > 0
     assert rows.rows[0][1].shape == (len(names) + grid.num_shells,)
     with pytest.raises(ValueError, match="overflows its row buffer"):
-        loop.run_segment(rows_state, _clock(), 0.0, ROWS_PER_SEGMENT * 2 + 1, math.inf)
+        loop.run_segment(rows_state, _clock(loop, rows_state), ROWS_PER_SEGMENT * 2 + 1, math.inf)
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "etdrk4"])
 def test_gpu_step_program_branches_nowhere(tmp_path, meshes, integrator):
     """Where a branch costs a round trip to the host (GPUs: ``host_control_flow``), the step program selects
-    instead: the stage loop runs every stage (a static trip count) and takes the maximum in each, a scheme's rest
-    of the step is taken and kept where ``go``, and the loop turns once per row (an inner loop over the steps up
+    instead: the stage loop takes the maximum in every stage (no branch in its first), and the loop turns once per
+    row (an inner loop over the steps up
     to it, the row computed after it); the one ``conditional`` left is the last row's CFL rate, once per segment
     after the loop. Its steps, rows and states are those of the program with branches, also in a
     segment that stops before a step it would not take (``NEAR_STOP``: the state of its last step kept). The GPU's
@@ -256,13 +250,14 @@ def test_gpu_step_program_branches_nowhere(tmp_path, meshes, integrator):
         grid, eq, st, plain = program(synced)
         if synced:
             assert conditionals(st) == 1 and conditionals(plain) == 0
-        else:  # the stage-0 maximum (rk4; etdrk4: the rest of the step where go), the row, the last row's rate
-            assert conditionals(st) == 3 and conditionals(plain) == 1
+        else:  # the stage-0 maximum (rk4; etdrk4 takes the rate before its stages), the row, the last row's rate
+            stage0 = integrator == "rk4"
+            assert conditionals(st) == 2 + stage0 and conditionals(plain) == stage0
         with jax.set_mesh(grid.mesh):
             state = eq.initial_state("taylor-green")
-            dt0 = plain.run_segment(jax.tree.map(jnp.copy, state), _clock(), 0.0, 1, math.inf)[1].dt_next
-            seg_state, seg = st.run_segment(jax.tree.map(jnp.copy, state), _clock(), dt0, 6, math.inf, last=True)
-            stop_state, stop = plain.run_segment(state, _clock(), dt0, 6, 2.2 * dt0)  # one step, then NEAR_STOP
+            dt0 = _clock(plain, state).dt_next
+            seg_state, seg = st.run_segment(jax.tree.map(jnp.copy, state), _clock(st, state), 6, math.inf, last=True)
+            stop_state, stop = plain.run_segment(state, _clock(plain, state), 6, 2.2 * dt0)  # a step, NEAR_STOP
         seg.state, stop.state = seg_state, stop_state
         results[synced] = seg, stop
     (seg, stop), (seg_g, stop_g) = results[False], results[True]
@@ -297,13 +292,13 @@ def test_one_dispatch_and_one_transfer_per_segment_of_rows(tmp_path, meshes, mon
     class Count(Output):
         def start(self, run, event):  # the loop is about to take its first step
             (loop,) = loops
-            program = loop._program
+            program = loop._segment
 
             def counted_program(*a):
                 calls["program"] += 1
                 return program(*a)
 
-            monkeypatch.setattr(loop, "_program", counted_program)
+            monkeypatch.setattr(loop, "_segment", counted_program)
             monkeypatch.setattr(jax, "device_get", counted_get)
 
     monkeypatch.setattr(Loop, "__init__", made)

@@ -39,7 +39,7 @@ def test_a_simulate_run_resumes_from_its_checkpoint_to_the_bit(tmp_path, meshes,
     assert np.array_equal(np.asarray(again), np.asarray(state))
     store.close()
     rest = solvers.simulate(eq, "imex", t_end=0.06, y0=state, t0=meta["t"], step0=meta["step"],
-                            dt_band=meta["dt_band"], **run)
+                            controller_state=meta.get("controller"), **run)
     assert rest.step == straight.step == 6 and rest.t == straight.t
     assert np.array_equal(np.asarray(rest.state), np.asarray(straight.state))
 

@@ -1,0 +1,53 @@
+"""Comoving particle-mesh N-body through ``simulate`` on the 8-device pencil mesh: the Zel'dovich pancake is exact
+until shell crossing, and a small random field's large-scale power grows as ``a^2`` (Einstein-de Sitter)."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import solvers
+import xfft
+from solvers.particles import ComovingNBody, Leapfrog, periodic_grid, power_spectrum, zeldovich_plane_wave
+
+
+def test_zeldovich_pancake_is_exact_before_shell_crossing():
+    """A plane wave from a = 0.1 to 0.5 (shell crossing at a = 1): positions within 0.5% of the largest
+    displacement and momenta within 1% of the largest (TSC on 64 cells per wavelength; measured 0.28% and 0.51%),
+    nothing moves across the wave."""
+    mesh = xfft.make_mesh("pencil")
+    grid = periodic_grid((64, 8, 8), (1.0, 0.25, 0.25), mesh, dtype=jnp.float64)
+    eq = ComovingNBody(grid, kernel="tsc")
+    a0, a1 = 0.1, 0.5
+    y0 = eq.initial_state("plane-wave", a0=a0, amplitude=1.0)
+    sol = solvers.simulate(eq, Leapfrog, t0=a0, t_end=a1, y0=y0, controller=solvers.FixedStep(0.02))
+    assert sol.t == pytest.approx(a1, abs=1e-12) and sol.step == 20
+    x, p = np.asarray(sol.state.positions), np.asarray(sol.state.velocities)
+    q = np.asarray(y0.positions)[:, 0] - np.asarray(y0.velocities)[:, 0] / math.sqrt(a0)  # x - a0 psi
+    xe, pe = zeldovich_plane_wave(q, a1, 1.0, 2 * math.pi)
+    dx = (x[:, 0] - xe + 0.5) % 1.0 - 0.5
+    assert np.max(np.abs(dx)) < 5e-3 * np.max(np.abs(xe - q))
+    assert np.max(np.abs(p[:, 0] - pe)) < 1e-2 * np.max(np.abs(pe))
+    assert np.max(np.abs(p[:, 1:])) < 1e-12
+
+
+def test_linear_growth_of_the_power_spectrum():
+    """A Gaussian field of rms contrast 0.005 at a = 0.1, run to a = 0.4 on 16^3 particles and cells (CIC, the
+    window deconvolved): the power of the largest-scale shell (|k| < 1.5 k_f) grows by (a / a0)^2 = 16 within 3%
+    (measured -1%); without the deconvolution the mesh's smoothing slows it to 15.2."""
+    mesh = xfft.make_mesh("pencil")
+    grid = periodic_grid((16, 16, 16), 1.0, mesh, dtype=jnp.float64)
+    eq = ComovingNBody(grid)
+    a0, a1 = 0.1, 0.4
+    y0 = eq.initial_state("gaussian", a0=a0, sigma=0.005, index=-1.0, seed=1)
+    sol = solvers.simulate(eq, Leapfrog, t0=a0, t_end=a1, y0=y0, controller=solvers.FixedStep(0.03))
+    k0, p0 = power_spectrum(eq.mesh.contrast(y0.positions), 1.0)
+    k1, p1 = power_spectrum(eq.mesh.contrast(sol.state.positions), 1.0)
+    np.testing.assert_allclose(k0, k1)
+    assert k1[0] < 1.5 * 2 * math.pi
+    assert p1[0] / p0[0] == pytest.approx((a1 / a0) ** 2, rel=0.03)
+    with pytest.raises(ValueError, match="particles must be prod"):
+        ComovingNBody(grid, particles=16**3 * 2)
