@@ -163,7 +163,14 @@ class Equation:
 
         Used to restore checkpoints onto this equation's grid and mesh. Default: traced from the first initial
         condition with its default parameters; equations with a known layout override it.
+
+        Raises:
+          ValueError: the equation has no initial condition to trace and does not override this method.
         """
+        if not self.initial_conditions:
+            raise ValueError(f"{self.label()} has no initial condition to take the state's shapes from: give it one "
+                             "(initial_conditions = {name: solvers.InitialCondition(...)}) or define "
+                             "abstract_state()")
         first = next(iter(self.initial_conditions))
         mesh = self.grid.mesh
 

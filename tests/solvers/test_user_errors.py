@@ -240,3 +240,22 @@ def test_resume_with_t_end_not_after_the_checkpoint_exits_2(tmp_path, capsys):
             f"python -m solvers: error: --t-end {float(t_end):g} is not after the time of the latest checkpoint in "
             f"'{out / 'checkpoints'}' (t = 0.1, step 2), which a resumed run continues from: give a later end time\n")
     assert [float(r["t"]) for r in read_csv(out / "diagnostics.csv")][-1] == pytest.approx(0.1)
+
+
+def test_an_equation_without_an_initial_condition_says_what_to_give():
+    """The state's shapes come from the first initial condition: an equation with none, run from a given ``y0``,
+    is told to give one or define ``abstract_state`` (not a ``StopIteration`` from inside the library)."""
+
+    class Decay(solvers.Equation):
+        ndims = (2,)
+
+        def linear(self):
+            return -self.grid.k2()
+
+        def nonlinear(self, u, t):
+            return jnp.zeros_like(u)
+
+    eq = Decay(solvers.SpectralGrid(16, None, ndim=2))
+    with pytest.raises(ValueError, match="has no initial condition to take the state's shapes from"):
+        solvers.simulate(eq, "rk4", t_end=0.1, y0=jnp.zeros(eq.grid.spectral_shape, jnp.complex64),
+                         controller=solvers.FixedStep(0.01))
