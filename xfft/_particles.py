@@ -31,6 +31,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from . import _particles_halo as _through_halos
 from ._halo import AxisHalo, pad_blocks, reduce_blocks
 from ._kernels import KERNELS, stencil, weights_1d
 from ._layout import Layout, canonical_layout, check_even, group_size, layout_to_spec, spec_to_layout
@@ -247,7 +248,8 @@ def _capacity(capacity: object, pos: jax.Array, layout: Layout, sizes: dict[str,
 
 
 def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float | None = None, *,
-          kernel: str = "cic", capacity: int | None = None, out_sharding: NamedSharding | None = None) -> jax.Array:
+          kernel: str = "cic", capacity: int | None = None, out_sharding: NamedSharding | None = None,
+          halo: int | Sequence[int] | None = None) -> jax.Array:
     """Assign particle masses to a periodic mesh (NGP, CIC or TSC), the mesh and the particles both sharded.
 
     Coordinates are in grid units: cell ``i`` sits at ``i``, the box is ``[0, shape[d])`` along each axis and
@@ -268,17 +270,24 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
         particles per device and ``p`` devices. Exceeding it raises (see Raises); never silently drops mass.
       out_sharding: the mesh's sharding (a ``NamedSharding`` on the positions' mesh that splits it over every
         mesh axis); default :func:`xfft.real_sharding` of the mesh.
+      halo: paint through halos instead (an int, or one per axis; excludes ``capacity``): no particle moves;
+        each device paints the particles it holds into its own block of the mesh padded by ``halo`` cells, and
+        the halos are added into the neighbours. Several times faster, for particles that stay near the block of
+        the device holding them (a Lagrangian layout: every kernel cell within ``halo`` cells of that block).
 
     Returns:
       The painted mesh of ``shape``, sharded as ``out_sharding``; ``readout`` is its adjoint.
 
     Raises:
       TypeError: non-array or non-floating positions, or an ``out_sharding`` that is not a ``NamedSharding``.
-      ValueError: bad shapes, kernel, capacity or sharding; or a full exchange buffer: outside ``jit`` this
-        error names the capacity needed; under ``jit`` the result is NaN and a host callback raises the same
-        message (as a runtime error when the result is used).
+      ValueError: bad shapes, kernel, capacity, halo or sharding; or a full exchange buffer (or, with ``halo``,
+        a particle outside it): outside ``jit`` this error names the capacity needed (the particles outside);
+        under ``jit`` the result is NaN and a host callback raises the same message (as a runtime error when
+        the result is used).
     """
     kernel = _kernel(kernel, "paint")
+    if halo is not None and capacity is not None:
+        raise ValueError("paint: capacity and halo exclude each other (halo: no particle is sent anywhere)")
     try:
         shape = tuple(int(n) for n in shape)
     except TypeError:
@@ -292,6 +301,8 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
         if out_sharding is not None:
             raise ValueError("paint: out_sharding needs positions sharded over its mesh")
         field = _Field(None, shape, ((),) * len(shape), "paint")
+        if halo is not None:  # (checked; one device has no halo)
+            _through_halos.halo_widths(halo, field, "paint")
         out, _ = _paint_body(pos, jnp.broadcast_to(w.astype(dtype), pos.shape[:-1]), field, kernel, 1)
         return out
     if out_sharding is None:
@@ -304,16 +315,21 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
             raise ValueError("paint: out_sharding must be on the positions' mesh")
         flayout = spec_to_layout(out_sharding.spec, len(shape))
     field = _Field(pl.mesh, shape, flayout, "paint")
-    cap = _capacity(capacity, pos, layout, field.sizes, field.p, "paint")
     if w.ndim:
         wp = placement(w)
         w = _constrain(w, Placement(pl.mesh, None if wp is None else wp.layout, pl.explicit), layout[:-1])
+    if halo is not None:
+        widths = _through_halos.halo_widths(halo, field, "paint")
+        program = partial(_through_halos.paint_program, field, layout, bool(w.ndim), kernel, widths, dtype)
+        return _through_halos.checked(program, (pos.astype(dtype), w), "paint", widths)
+    cap = _capacity(capacity, pos, layout, field.sizes, field.p, "paint")
 
     program = partial(_paint_program, field, layout, bool(w.ndim), kernel, cap, dtype)
     return _checked(program, (pos.astype(dtype), w), cap, "paint")
 
 
-def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capacity: int | None = None) -> jax.Array:
+def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capacity: int | None = None,
+            halo: int | Sequence[int] | None = None) -> jax.Array:
     """Interpolate a periodic sharded mesh at particle positions with the kernels of :func:`paint` (its adjoint).
 
     ``sum(paint(x, shape, w) * f) == sum(w * readout(f, x))`` to round-off, for the same kernel.
@@ -323,16 +339,19 @@ def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capa
       positions: ``(..., D)`` coordinates in grid units (``D = field.ndim``), sharded over every mesh axis of
         the field's mesh (see :func:`paint`).
       kernel: ``"ngp"``, ``"cic"`` (default) or ``"tsc"``.
-      capacity: as for :func:`paint`.
+      capacity, halo: as for :func:`paint` (with ``halo``, each device reads the field at the particles it holds
+        from its block padded by ``halo`` cells; no particle moves).
 
     Returns:
       The interpolated values, of ``positions.shape[:-1]``, sharded like the positions' leading axes.
 
     Raises:
       TypeError: non-array or non-floating positions, or a non-array field.
-      ValueError: as :func:`paint` (a full exchange buffer included).
+      ValueError: as :func:`paint` (a full exchange buffer, or a particle outside the halo, included).
     """
     kernel = _kernel(kernel, "readout")
+    if halo is not None and capacity is not None:
+        raise ValueError("readout: capacity and halo exclude each other (halo: no particle is sent anywhere)")
     if not isinstance(field, (jax.Array, np.ndarray)):
         raise TypeError(f"readout: field must be a jax.Array or numpy.ndarray, got {type(field).__name__}")
     f = jnp.asarray(field)
@@ -341,6 +360,8 @@ def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capa
     if pl is None or fpl is None:
         if (pl is None) != (fpl is None):
             raise ValueError("readout: field and positions must both be sharded over one mesh, or both on one device")
+        if halo is not None:  # (checked; one device has no halo)
+            _through_halos.halo_widths(halo, _Field(None, f.shape, ((),) * f.ndim, "readout"), "readout")
         out, _ = _readout_body(f, pos.astype(f.dtype), _Field(None, f.shape, ((),) * f.ndim, "readout"), kernel, 1)
         return out
     if fpl.mesh_sizes != pl.mesh_sizes:
@@ -348,6 +369,10 @@ def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capa
     flayout = fpl.layout if fpl.layout is not None else canonical_layout(tuple(f.shape), tuple(range(f.ndim)),
                                                                           fpl.mesh_sizes)
     fd = _Field(pl.mesh, tuple(f.shape), flayout, "readout")
+    if halo is not None:
+        widths = _through_halos.halo_widths(halo, fd, "readout")
+        program = partial(_through_halos.readout_program, fd, layout, kernel, widths)
+        return _through_halos.checked(program, (f, pos.astype(f.dtype)), "readout", widths)
     cap = _capacity(capacity, pos, layout, fd.sizes, fd.p, "readout")
     return _checked(partial(_readout_program, fd, layout, kernel, cap), (f, pos.astype(f.dtype)), cap, "readout")
 

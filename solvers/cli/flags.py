@@ -17,7 +17,7 @@ FLAGS = {
     "diag_every": "--diag-every", "checkpoint_every": "--checkpoint-every", "keep": "--keep", "resume": "--resume",
     "overwrite": "--overwrite", "max_steps": "--max-steps", "snapshot_every": "--snapshot-every",
     "snapshot_times": "--snapshot-times", "snapshot_dtype": "--snapshot-dtype", "stats_every": "--stats-every",
-    "stats_start": "--stats-start", "preset": "--preset",
+    "stats_start": "--stats-start", "preset": "--preset", "controller": "--controller",
 }
 #: declared parameters that have a flag of their own (the others: --param NAME=...); ``--re`` and ``--nu`` set
 #: ``Re`` and ``nu``, and an equation that declares one of the two as the other's reciprocal
@@ -89,7 +89,8 @@ def config(ns: argparse.Namespace):
              "checkpoint_every": ns.checkpoint_every, "keep": ns.keep, "resume": ns.resume,
              "overwrite": ns.overwrite, "max_steps": ns.max_steps, "progress": not ns.no_progress,
              "plots": not ns.no_plots, "snapshot_every": ns.snapshot_every, "snapshot_times": times,
-             "snapshot_dtype": ns.snapshot_dtype, "stats_every": ns.stats_every, "stats_start": ns.stats_start}
+             "snapshot_dtype": ns.snapshot_dtype, "stats_every": ns.stats_every, "stats_start": ns.stats_start,
+             "controller": ns.controller}
     given = {k: v for k, v in given.items() if v is not None}
     if ns.stats_start is not None and not ns.stats_every and (ns.stats_every is not None or ns.preset is None):
         # (with a preset and no --stats-every, the preset's statistics decide: the resolver checks)

@@ -79,6 +79,9 @@ def parser() -> argparse.ArgumentParser:
     step.add_argument("--dt", type=float, default=None, help="fixed time step (default: CFL-adaptive)")
     step.add_argument("--cfl", type=float, default=None,
                       help="CFL number of the adaptive time step (default: 0.5, or the preset's)")
+    step.add_argument("--controller", default=None, metavar="MODULE:NAME",
+                      help="a time-step controller of your own (solvers.Controller: an object with init and "
+                      "choose, or a class made without arguments) in place of --dt/--cfl; --resume needs the same")
     r.add_argument("--dt-max", type=float, default=None,
                    help="largest adaptive time step (default: 0.1, or the preset's)")
     r.add_argument("--dealias", default="2/3", help="2/3 (truncation), 3/2 (padding) or none")

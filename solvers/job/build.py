@@ -17,7 +17,7 @@ from ..grids import Grid
 from ..grids.points import storage_points
 from ..integrators import INTEGRATORS
 from ..simulation.loop import Loop
-from ..stepping import CFL, FixedStep, host_control_flow
+from ..stepping import Controller, host_control_flow
 from . import memory as _memory
 from .config import ConfigError, RunConfig, check_output_dir
 from .plan import Plan, declared, resolve
@@ -35,7 +35,7 @@ class Built:
     grid: Grid
     equation: Any
     integrator: Any
-    controller: FixedStep | CFL
+    controller: Controller
     estimate: Any = None
     ic: str | None = None
     ic_params: dict = field(default_factory=dict)
@@ -68,8 +68,9 @@ def validate(cfg: RunConfig | Plan, create: bool = True) -> Plan:
     return plan
 
 
-def controller_of(cfg: RunConfig | Plan) -> FixedStep | CFL:
-    """The plan's controller: ``FixedStep(dt)`` where the configuration gives ``dt``, else ``CFL(cfl, dt_max)``."""
+def controller_of(cfg: RunConfig | Plan) -> Controller:
+    """The plan's controller: the one ``controller`` names, ``FixedStep(dt)`` where the configuration gives
+    ``dt``, else ``CFL(cfl, dt_max)``."""
     return resolve(cfg).controller
 
 
@@ -184,9 +185,11 @@ def build(cfg: RunConfig | Plan, res: Plan | None = None, mesh=None, *, estimate
         raise ConfigError(f"integrator {plan.integrator} cannot advance {plan.equation}: {e}",
                           fields=("integrator",)) from None
     with jax.set_mesh(grid.mesh):
-        if isinstance(plan.controller, CFL) and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
-            raise ConfigError(f"cfl: {plan.equation} has no CFL rate (max_rate) for an adaptive time step; give a "
-                              "fixed time step dt", fields=("cfl", "dt"))
+        wants = getattr(plan.controller, "wants_rate", False)
+        if wants and jax.eval_shape(eq.max_rate, eq.abstract_state()) is None:
+            field = "controller" if plan.config.controller is not None else "cfl"
+            raise ConfigError(f"{field}: {plan.equation} has no CFL rate (max_rate) for an adaptive time step; give "
+                              "a fixed time step dt", fields=(field, "dt"))
     est = check_memory(plan, None, grid.mesh, grid.shape, always=estimate) if compile_probe else None
     with jax.set_mesh(grid.mesh):
         _check_initial_condition(eq, plan)
@@ -252,7 +255,8 @@ def check_memory(cfg: RunConfig | Plan, res: Plan | None, mesh, points: tuple[in
 
     def loop(eq, integ):  # the run's step program, with its dt control and diagnostics rows
         probe = _RowsProbe(plan.config.diag_every)
-        control = plan.controller.resolve(integ)
+        bind = getattr(plan.controller, "resolve", None)
+        control = bind(integ) if callable(bind) else plan.controller
         return Loop(integ, control, [probe], None, True, host_control_flow(mesh))
 
     def valid(shape) -> bool:

@@ -54,7 +54,10 @@ class RunConfig:
     ``preset`` names one of the spec's presets (``RunSpec(presets=...)``): it fills every field left at None and
     goes under the ``params`` given; a field given wins at any value. The fields still None then take
     :data:`DEFAULTS` (``n`` 64, ``t_end`` 1, ``dtype`` float32, ``cfl`` 0.5, ``dt_max`` 0.1, ``checkpoint_every``,
-    ``stats_every`` and ``stats_start`` 0); ``dt`` None means a CFL-adaptive step.
+    ``stats_every`` and ``stats_start`` 0); ``dt`` None means a CFL-adaptive step. ``controller``
+    (``"module:NAME"``): a time-step controller of your own (:class:`~solvers.Controller`, or a class that makes
+    one without arguments) in place of ``dt``/``cfl``; a checkpoint records its name and a resumed run must name
+    the same one.
     """
 
     equation: Any = "navier-stokes"
@@ -86,6 +89,7 @@ class RunConfig:
     stats_every: int | None = None
     stats_start: float | None = None
     preset: str | None = None
+    controller: str | None = None
 
 
 def lookup(equation: Any) -> tuple[RunSpec, str]:

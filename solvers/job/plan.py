@@ -5,6 +5,7 @@ the run and resuming read the plan and resolve nothing again."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import numbers
 import os
@@ -21,7 +22,7 @@ from ..bases import DEALIAS
 from ..integrators import INTEGRATORS
 from ..model.params import as_initial_condition
 from ..model.params import resolve as resolve_params
-from ..stepping import CFL, FixedStep
+from ..stepping import CFL, Controller, FixedStep
 from .config import DEFAULTS, ConfigError, RunConfig, lookup
 from .presets import apply_preset, preset_axes
 from .spec import RunSpec
@@ -48,8 +49,9 @@ class Plan:
       shape, box_length: the grid's sizes and box, one per axis.
       eq_params, ic_params, run_params: the checked values of the equation's, the initial condition's and the
         spec's own parameters (a reciprocal given, such as ``nu`` for ``Re``, already turned into the declared one).
-      out: the output directory. controller: :class:`~solvers.FixedStep` where ``dt`` is given, else
-        :class:`~solvers.CFL`. preset: the preset applied (None: none). from_preset: the fields and parameters
+      out: the output directory. controller: :class:`~solvers.FixedStep` where ``dt`` is given, the object
+        ``config.controller`` names where it is set, else :class:`~solvers.CFL`. preset: the preset applied
+        (None: none). from_preset: the fields and parameters
         the preset set.
     """
 
@@ -64,7 +66,7 @@ class Plan:
     ic_params: dict
     run_params: dict
     out: Path
-    controller: FixedStep | CFL
+    controller: Controller
     top: RunSpec | None = None
     preset: str | None = None
     from_preset: frozenset[str] = frozenset()
@@ -85,7 +87,7 @@ class Plan:
         return {"format": 2, "equation": self.equation, "ic": self.ic, "shape": list(self.shape),
                 "box_length": list(self.box_length), "dtype": cfg.dtype, "dealias": cfg.dealias,
                 "integrator": self.integrator, "dt": cfg.dt, "cfl": cfg.cfl, "dt_max": cfg.dt_max,
-                "params": self.params}
+                "controller": cfg.controller, "params": self.params}
 
 
 def resolve(cfg: RunConfig | Plan, *, enable_x64: bool = False) -> Plan:
@@ -133,7 +135,7 @@ def resolve(cfg: RunConfig | Plan, *, enable_x64: bool = False) -> Plan:
                           fields=("box_length",))
     box = tuple(float(v) for v in box)
     _check_run(cfg, enable_x64)
-    controller = _controller(cfg)
+    controller = _controller(cfg, from_preset)
     _check_grid(variant, name, shape, box, cfg)
     if (bad := statistics_problem(cfg, variant, name, shape, box, from_preset)) is not None:
         raise ConfigError(bad[0], fields=bad[1])
@@ -205,15 +207,46 @@ def split_params(spec: RunSpec, name: str, ic: str, given: dict) -> tuple[RunSpe
     return variant, run, eq, icp
 
 
-def _controller(cfg: RunConfig) -> FixedStep | CFL:
-    """The one time-step rule: ``FixedStep(dt)`` where ``dt`` is given, else ``CFL(cfl, dt_max)``; the
-    controller's own check is the check of these fields (its message names the field)."""
+def _controller(cfg: RunConfig, from_preset: frozenset = frozenset()) -> Controller:
+    """The one time-step rule: the controller ``controller`` names where it is set, ``FixedStep(dt)`` where ``dt``
+    is given, else ``CFL(cfl, dt_max)``; the controller's own check is the check of these fields (its message
+    names the field; a preset's ``dt`` gives way to a controller given)."""
+    if cfg.controller is not None:
+        return _named_controller(cfg, "dt" in from_preset)
     try:
         return FixedStep(cfg.dt) if cfg.dt is not None else CFL(cfg.cfl, cfg.dt_max)
     except (TypeError, ValueError) as e:
         text = str(e).split(": ", 1)[-1]  # "dt must be positive and finite, got -1"
         field = text.split(" ", 1)[0]
         raise ConfigError(text, fields=(field,)) from None
+
+
+def _named_controller(cfg: RunConfig, preset_dt: bool) -> Controller:
+    """The controller ``cfg.controller`` (``"module:NAME"``) names: an object with ``init`` and ``choose``, or a
+    class (or factory) that makes one without arguments."""
+    name = cfg.controller
+    if cfg.dt is not None and not preset_dt:
+        raise ConfigError("controller and dt both given: a controller chooses every step's dt; give one",
+                          fields=("controller", "dt"))
+    module, sep, attr = name.partition(":") if isinstance(name, str) else ("", "", "")
+    if not (sep and module and attr):
+        raise ConfigError(f"controller must be MODULE:NAME (a solvers.Controller in an importable module), got "
+                          f"{name!r}", fields=("controller",))
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"controller {name!r}: cannot import {attr!r} from module {module!r} (is {module}.py "
+                          f"importable from here?): {e}", fields=("controller",)) from None
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "choose")):
+        try:
+            obj = obj()
+        except Exception as e:  # noqa: BLE001 (the user's constructor: its message, with the name)
+            raise ConfigError(f"controller {name!r}: making one without arguments failed: {e}",
+                              fields=("controller",)) from None
+    if not (callable(getattr(obj, "init", None)) and callable(getattr(obj, "choose", None))):
+        raise ConfigError(f"controller {name!r} is not a time-step controller: it needs init(y0) and "
+                          "choose(aux, state, t, t_stop) (solvers.Controller)", fields=("controller",))
+    return obj
 
 
 def _check_grid(spec: RunSpec, name: str, shape: tuple[int, ...], box: tuple[float, ...], cfg: RunConfig) -> None:

@@ -1,0 +1,157 @@
+"""Painting and readout through halos (``halo=`` of :func:`xfft.paint` / :func:`xfft.readout`): no particle moves.
+
+The other design of :mod:`xfft._particles` (the one particle-mesh codes such as JaxPM use): every device paints the
+particles it holds into *its own* block of the mesh padded by ``halo`` cells on each side of every sharded axis, and
+one :func:`xfft.halo_reduce` adds the halos into the neighbours (readout: one :func:`xfft.halo_pad`, then each
+device interpolates at its own particles). There is no sort, no all-to-all and no slot buffer, so it is several
+times faster than sending particles to their owners, but it holds only while every particle's kernel cells lie
+within ``halo`` cells of the block of the device that holds it: a Lagrangian layout (the particles of block ``i``
+of the initial grid on device ``i``) whose displacements stay below ``halo`` minus the kernel's reach. A particle
+outside is never painted silently wrong: the result is NaN and the call raises, naming the count and what to set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache, partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import PartitionSpec as P
+
+from ._halo import AxisHalo, pad_blocks, reduce_blocks
+from ._kernels import KERNELS, weights_1d
+from ._layout import Layout, group_size, layout_to_spec
+
+
+def halo_widths(halo: object, field, name: str) -> tuple[int, ...]:
+    """``halo`` (an int, or one per axis) as one width per axis, 0 on the axes the mesh does not split.
+
+    Raises:
+      ValueError: not non-negative ints, the wrong count, or wider than a block.
+    """
+    d = len(field.shape)
+    vals = tuple(halo) if isinstance(halo, (tuple, list)) else (halo,) * d
+    if len(vals) != d or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 for v in vals):
+        raise ValueError(f"{name}: halo must be a non-negative int or one per axis ({d}), got {halo!r}")
+    widths = tuple(int(v) if g else 0 for v, g in zip(vals, field.layout))
+    for ax, (w, b) in enumerate(zip(widths, field.block)):
+        if w > b:
+            raise ValueError(f"{name}: halo {w} along axis {ax} is wider than a block ({b} cells); give at most "
+                             f"{b}, or halo=None (particles sent to the device owning their cells)")
+    return widths
+
+
+def halo_error(name: str, need: int, widths: tuple[int, ...]) -> ValueError:
+    """The error of ``need`` particles whose kernel cells leave the halo of their device's block."""
+    return ValueError(
+        f"{name}: {need} particles have kernel cells more than halo={max(widths)} cells outside the block of the "
+        "device that holds them (with halo=, each device paints and reads only its own particles); pass a wider "
+        "halo (at most a block), keep the particles nearer their block, or halo=None (particles sent to the "
+        "device owning their cells)")
+
+
+def _cells(pos: jax.Array, field, kernel: str, widths: tuple[int, ...]):
+    """Flat indices into the padded block, weights ``(m, K)``, and each particle's validity (inside the halo)."""
+    below, above = KERNELS[kernel]
+    shape = padded_shape(field, widths)
+    origin = field.origin()
+    idx, wts, ok = [], [], jnp.ones(pos.shape[0], bool)
+    for ax in range(pos.shape[-1]):
+        base, taps = weights_1d(pos[:, ax], kernel)
+        n, b, w = field.shape[ax], field.block[ax], widths[ax]
+        if field.layout[ax]:
+            # the image of the base cell nearest the block's centre, relative to the block's first cell
+            rel = jnp.mod(base - origin[ax] - b // 2 + n // 2, n) - n // 2 + b // 2
+            inside = (rel - below >= -w) & (rel + above <= b - 1 + w)
+            ok = ok & inside
+            cells = [jnp.clip(rel + w + o, 0, shape[ax] - 1) for o, _ in taps]
+        else:
+            cells = [jnp.mod(base + o, n) for o, _ in taps]
+        idx.append(cells)
+        wts.append([t for _, t in taps])
+    strides = [math.prod(shape[a + 1:]) for a in range(len(shape))]
+    flat, weight = [], []
+    for combo in np.ndindex(*[len(c) for c in idx]):
+        flat.append(sum(idx[a][k] * strides[a] for a, k in enumerate(combo)))
+        weight.append(math.prod(wts[a][k] for a, k in enumerate(combo)))
+    return jnp.stack(flat, -1), jnp.stack(weight, -1), ok
+
+
+def padded_shape(field, widths: Sequence[int]) -> tuple[int, ...]:
+    return tuple(b + 2 * w for b, w in zip(field.block, widths))
+
+
+def _halos(field, widths: tuple[int, ...]) -> list[AxisHalo]:
+    return [AxisHalo(ax, w, w, g, group_size(g, field.sizes)) for ax, (w, g) in enumerate(zip(widths, field.layout))
+            if g and w]
+
+
+def _outside(ok: jax.Array, names) -> jax.Array:
+    return jax.lax.psum(jnp.sum(~ok, dtype=jnp.int32), names)
+
+
+def paint_body(pos, w, field, kernel: str, widths: tuple[int, ...]):
+    """One device's paint of its own particles: its block of the field, and the particles outside every halo."""
+    d = pos.shape[-1]
+    pos, w = pos.reshape(-1, d), w.reshape(-1)
+    idx, k, ok = _cells(pos, field, kernel, widths)
+    out = jnp.zeros(math.prod(padded_shape(field, widths)), w.dtype)
+    out = out.at[idx].add(jnp.where(ok, w, 0)[:, None] * k)
+    out = reduce_blocks(out.reshape(padded_shape(field, widths)), _halos(field, widths), True)
+    return out, _outside(ok, field.names)
+
+
+def readout_body(f, pos, field, kernel: str, widths: tuple[int, ...]):
+    """One device's readout at its own particles, and the particles outside every halo."""
+    lead, d = pos.shape[:-1], pos.shape[-1]
+    idx, k, ok = _cells(pos.reshape(-1, d), field, kernel, widths)
+    fp = pad_blocks(f, _halos(field, widths), True).reshape(-1)
+    vals = jnp.where(ok, jnp.sum(fp[idx] * k, -1), 0)
+    return vals.reshape(lead), _outside(ok, field.names)
+
+
+def _raise_if_outside(need, *, name: str, widths: tuple[int, ...]) -> None:
+    if int(need) > 0:
+        raise halo_error(name, int(need), widths)
+
+
+def _guard(out, need, name: str, widths: tuple[int, ...], traced: bool):
+    """NaN where a particle left the halo, and under ``jit`` a host callback on every device that raises."""
+    need, out = jax.lax.optimization_barrier((need, out))
+    if traced:
+        jax.debug.callback(partial(_raise_if_outside, name=name, widths=widths), need)
+    return jnp.where(need > 0, jnp.asarray(jnp.nan, out.dtype), out), need
+
+
+def checked(program, args: tuple, name: str, widths: tuple[int, ...]) -> jax.Array:
+    """Run ``program(traced)`` on ``args``; a concrete result is checked here (``ValueError``)."""
+    traced = any(isinstance(a, jax.core.Tracer) for a in args)
+    out, need = program(traced)(*args)
+    if not traced:
+        _raise_if_outside(need, name=name, widths=widths)
+    return out
+
+
+@lru_cache(maxsize=64)
+def paint_program(field, layout: Layout, weighted: bool, kernel: str, widths: tuple[int, ...], dtype, traced: bool):
+    """The jitted ``shard_map`` of :func:`paint_body`."""
+    def body(q, v):
+        out, need = paint_body(q, jnp.broadcast_to(v.astype(dtype), q.shape[:-1]), field, kernel, widths)
+        return _guard(out, need, "paint", widths, traced)
+
+    specs = (layout_to_spec(layout), layout_to_spec(layout[:-1]) if weighted else P())
+    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=specs,
+                                 out_specs=(layout_to_spec(field.layout), P()), check_vma=False))
+
+
+@lru_cache(maxsize=64)
+def readout_program(field, layout: Layout, kernel: str, widths: tuple[int, ...], traced: bool):
+    """The jitted ``shard_map`` of :func:`readout_body`."""
+    def body(g, q):
+        return _guard(*readout_body(g, q, field, kernel, widths), "readout", widths, traced)
+
+    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=(layout_to_spec(field.layout), layout_to_spec(layout)),
+                                 out_specs=(layout_to_spec(layout[:-1]), P()), check_vma=False))
