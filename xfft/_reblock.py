@@ -10,6 +10,7 @@ padded to the next multiple, gathered and cropped, so it ends replicated at its 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import jax
 import jax.numpy as jnp
@@ -79,8 +80,13 @@ def reblock(x: jax.Array, axis: int, n: int, pl: Placement) -> jax.Array:
     if n % p:
         out_layout[axis] = ()
     out_spec = layout_to_spec(tuple(out_layout))
-    n_old = x.shape[axis]
+    return _reblock_program(pl.mesh, spec, out_spec, axis, name, p, x.shape[axis], n)(x)
 
+
+@lru_cache(maxsize=128)
+def _reblock_program(mesh, spec, out_spec, axis: int, name, p: int, n_old: int, n: int):
+    """The jitted ``shard_map`` of one resize (jitted and cached: an eager call compiles one program, not one per
+    operation inside; under ``jit`` it inlines)."""
     def body(b: jax.Array) -> jax.Array:
         y = _reblock_local(b, axis, name, p, n_old, n)
         if n % p:
@@ -88,4 +94,4 @@ def reblock(x: jax.Array, axis: int, n: int, pl: Placement) -> jax.Array:
             y = jax.lax.slice_in_dim(y, 0, n, axis=axis)
         return y
 
-    return jax.shard_map(body, mesh=pl.mesh, in_specs=spec, out_specs=out_spec, check_vma=False)(x)
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=out_spec, check_vma=False))

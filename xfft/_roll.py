@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import jax
 import jax.numpy as jnp
@@ -82,6 +83,12 @@ def _roll_one(x: jax.Array, shift: int, axis: int, pl) -> jax.Array:
     if not group:
         return jnp.roll(x, shift, axis)
     p = math.prod(sizes[a] for a in group)
-    spec = layout_to_spec(layout)
-    body = lambda b: _roll_block(b, shift, axis, group, p, x.shape[axis])  # noqa: E731
-    return jax.shard_map(body, mesh=pl.mesh, in_specs=spec, out_specs=spec, check_vma=False)(x)
+    return _roll_program(pl.mesh, layout_to_spec(layout), shift, axis, group, p, x.shape[axis])(x)
+
+
+@lru_cache(maxsize=128)
+def _roll_program(mesh, spec, shift: int, axis: int, group: tuple[str, ...], p: int, n: int):
+    """The jitted ``shard_map`` of one roll (jitted and cached: an eager call compiles one program, not one per
+    operation inside; under ``jit`` it inlines)."""
+    body = lambda b: _roll_block(b, shift, axis, group, p, n)  # noqa: E731
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))

@@ -1,5 +1,7 @@
-"""The command line, run as users run it (subprocesses with hard deadlines): list, bad input (exit 2 before any
-compute), a real run with plots and the default 8 CPU devices, resume, blow-up (exit 3), the local launcher."""
+"""The command line: run as users run it (subprocesses with hard deadlines) for a real run with plots and the default
+8 CPU devices, resume, the local launcher and bad input (exit 2 before any compute); its entry point
+(``solvers.cli.main``, what ``python -m solvers`` calls) in this process for list, every bad input and blow-up
+(exit 3), which need no fresh process."""
 
 import json
 import os
@@ -11,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from solvers.cli import main
 from solvers.io import read_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,12 +33,12 @@ def cli(*args, timeout=180, env=None, module=("-m", "solvers")):
                           text=True, timeout=timeout)
 
 
-def test_list_names_everything_on_offer():
-    r = cli("list", timeout=60)
-    assert r.returncode == 0, r.stderr
+def test_list_names_everything_on_offer(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
     for name in ("navier-stokes", "taylor-green", "abc", "random-isotropic", "poisson", "rk4", "etdrk4", "ifrk4",
                  "imex", "slab", "pencil", "2/3", "3/2"):
-        assert name in r.stdout
+        assert name in out
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -51,17 +54,24 @@ def test_list_names_everything_on_offer():
      "initial condition taylor-green: v0"),
     (RUN + ["--out", "FILE/sub"], "is not writable"),
 ])
-def test_bad_input_exits_2_before_any_compute(tmp_path, args, message):
+def test_bad_input_exits_2_before_any_compute(tmp_path, capsys, args, message):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     args = [a.replace("FILE", str(blocker)) for a in args]
     if "--out" not in args:
         args += ["--out", str(tmp_path / "out")]
-    r = cli(*args, timeout=90)
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert message in r.stderr
-    assert "Traceback" not in r.stderr
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out" / "diagnostics.csv").exists() and not (tmp_path / "out" / "checkpoints").exists()
+
+
+def test_bad_input_from_the_shell_exits_2_in_one_line(tmp_path):
+    """The same as a user's shell sees it: ``python -m solvers`` exits 2, one line, no traceback."""
+    r = cli(*RUN, "--integrator", "euler", "--out", str(tmp_path / "out"), timeout=90)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "unknown integrator 'euler'" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "out" / "diagnostics.csv").exists()
 
 
 def test_run_plots_resume_and_the_local_launcher(tmp_path):
@@ -79,9 +89,9 @@ def test_run_plots_resume_and_the_local_launcher(tmp_path):
     assert [int(r["step"]) for r in rows] == [0, 1, 2, 3, 4] and float(rows[0]["energy"]) == 0.125
     mp = tmp_path / "mp"
     shutil.copytree(out, mp)  # the single-process run's checkpoint (step 4, t = 0.2), for the launcher below
-    # --resume continues the same run further
+    # --resume continues the same run further (on the same 1-device mesh: the programs come from the cache)
     r = cli(*RUN, "--t-end", "0.3", "--dt", "0.05", "--out", str(out), "--diag-every", "1", "--resume",
-            "--no-plots", "--no-progress")
+            "--no-plots", "--no-progress", env=_env(False))
     assert r.returncode == 0, r.stderr
     assert [int(r["step"]) for r in read_csv(out / "diagnostics.csv")] == [0, 1, 2, 3, 4, 5, 6]
     # The same command under the local launcher (2 processes x 4 CPU devices) resumes the checkpoint written by
@@ -98,13 +108,16 @@ def test_run_plots_resume_and_the_local_launcher(tmp_path):
             assert float(b[col]) == pytest.approx(float(a[col]), rel=1e-13)
 
 
-def test_blow_up_exits_3_naming_step_and_time(tmp_path):
+def test_blow_up_exits_3_naming_step_and_time(tmp_path, capsys):
     out = tmp_path / "boom"
-    r = cli("run", "navier-stokes", "--ic", "random-isotropic", "--energy", "50", "--n", "16", "--nu", "0",
-            "--dt", "0.5", "--t-end", "100", "--checkpoint-every", "1", "--keep", "5", "--out", str(out),
-            "--no-progress", "--no-plots")
-    assert r.returncode == 3, (r.stdout, r.stderr)
-    line = r.stderr.strip().splitlines()[-1]
+    # the run of test_solver_run.py's blow-up test (the same programs), from the command line
+    code = main(["run", "navier-stokes", "--ic", "random-isotropic", "--energy", "50", "--k0", "3", "--n", "16",
+                 "--nu", "0", "--dtype", "float64", "--integrator", "rk4", "--dt", "0.5", "--t-end", "100",
+                 "--diag-every", "2", "--checkpoint-every", "1", "--keep", "5", "--out", str(out), "--no-progress",
+                 "--no-plots"])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    line = err.strip().splitlines()[-1]
     assert "blow-up: the solution became NaN/inf at step" in line and "(t = " in line
     step = int(line.split("at step ")[1].split()[0])
     assert f"last good checkpoint: step {step - 1}" in line

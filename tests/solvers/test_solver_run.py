@@ -56,9 +56,17 @@ def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path, meshes):
             assert float(y[col]) == pytest.approx(float(x[col]), rel=1e-12, abs=1e-300)
 
 
-def test_resume_refuses_other_physics_and_overwrite_rules(tmp_path, meshes):
+@pytest.fixture(scope="module")
+def tg_two_steps(meshes, tmp_path_factory):
+    """The directory of a Taylor-Green run stopped after 2 steps (its checkpoint at step 2), for tests to copy."""
+    out = tmp_path_factory.mktemp("tg") / "run"
+    run(_cfg(out, ic="taylor-green", max_steps=2, checkpoint_every=0), mesh=meshes["slab"])
+    return out
+
+
+def test_resume_refuses_other_physics_and_overwrite_rules(tmp_path, tg_two_steps):
     out = tmp_path / "r"
-    run(_cfg(out, max_steps=2, ic="taylor-green"), mesh=meshes["slab"])
+    shutil.copytree(tg_two_steps, out)
     with pytest.raises(ConfigError, match="nu: checkpoint 0.01 vs now 0.02"):
         run(_cfg(out, resume=True, nu=0.02, ic="taylor-green"))
     with pytest.raises(ConfigError, match="already holds a run"):
@@ -78,11 +86,11 @@ def test_blow_up_names_step_and_keeps_last_good_checkpoint(tmp_path, meshes):
     assert all(np.isfinite(float(r["energy"])) for r in rows)
 
 
-def test_checkpoint_written_before_the_parameter_declarations_resumes(tmp_path, meshes):
+def test_checkpoint_written_before_the_parameter_declarations_resumes(tmp_path, meshes, tg_two_steps):
     """A checkpoint whose metadata has the old RunConfig fields (``n``, ``nu``, ``seed``, ... as main wrote them
     before issue 12) resumes where the physics is the same, and is refused, naming the parameter, where not."""
     new = tmp_path / "new"
-    run(_cfg(new, ic="taylor-green", max_steps=2, checkpoint_every=0), mesh=meshes["slab"])
+    shutil.copytree(tg_two_steps, new)
     like = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01).abstract_state()
     ck = Checkpoints(new / "checkpoints")
     state, meta = ck.restore(2, like)

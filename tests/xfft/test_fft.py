@@ -1,4 +1,6 @@
-"""Distributed transforms against numpy.fft on gathered data: meshes x axis types x shapes x kinds x backends."""
+"""Distributed transforms against numpy.fft on gathered data: meshes x axis types x shapes x kinds x backends,
+sampled (each mesh, axis type, shape, kind and backend at least once; not the full product: its programs take
+minutes to compile)."""
 
 from __future__ import annotations
 
@@ -30,20 +32,38 @@ def _case_ids(case):
     return "x".join(map(str, shape))
 
 
+# A sample of shapes x meshes x kinds (the full product is 70 native cases, each its own programs): every shape with
+# c2c and with r2c, every mesh of helpers.MESHES at least once (Explicit slab, both 2D slabs (1, 8) and (8, 1), both
+# pencils; Auto slab and pencil), the uneven (30, 40, 50) on a slab, a (8, 1) slab and a pencil for each kind.
+# jaxDecomp where it runs the transform itself (complex 3D grids the mesh divides) on a slab, a pencil and an Auto
+# pencil: elsewhere it falls back to native, whose programs are these very cases (test_backends.py checks the
+# fallback).
+_FLOAT32 = [  # (kind, mesh, axis types, shape index into SHAPES, backend)
+    ("c2c", (8,), "explicit", 0, "native"),
+    ("c2c", (1, 8), "explicit", 1, "native"),
+    ("c2c", (8, 1), "explicit", 2, "native"),  # uneven
+    ("c2c", (2, 4), "explicit", 2, "native"),  # uneven pencil
+    ("c2c", (2, 4), "auto", 3, "native"),  # 2D
+    ("c2c", (4, 2), "explicit", 4, "native"),  # batch axis
+    ("r2c", (2, 4), "explicit", 0, "native"),
+    ("r2c", (8,), "auto", 1, "native"),
+    ("r2c", (4, 2), "explicit", 2, "native"),  # uneven pencil
+    ("r2c", (8,), "explicit", 2, "native"),  # uneven slab
+    ("r2c", (1, 8), "explicit", 3, "native"),  # 2D
+    ("r2c", (2, 4), "auto", 4, "native"),  # batch axis
+    ("c2c", (8,), "explicit", 0, "jaxdecomp"),
+    ("c2c", (2, 4), "explicit", 1, "jaxdecomp"),
+    ("c2c", (2, 4), "auto", 4, "jaxdecomp"),
+]
+
+
 def _float32_cases():
-    """Every shape, mesh and kind on an Explicit mesh; an Auto mesh on a slab and a pencil. jaxDecomp where it runs
-    the transform itself (complex 3D grids the mesh divides): elsewhere it falls back to native, whose programs are
-    these very cases (test_backends.py checks the fallback)."""
     out = []
-    for real in (False, True):
-        for mesh_shape, axis_types in MESHES:
-            for case in SHAPES:
-                for backend in BACKENDS:
-                    if backend != "native" and (real or case[2] != 3 or case[0] == (30, 40, 50)):
-                        continue
-                    ids = "-".join([["c2c", "r2c"][real], axis_types, "x".join(map(str, mesh_shape)),
-                                    _case_ids(case), backend])
-                    out.append(pytest.param(backend, case, mesh_shape, axis_types, real, id=ids))
+    for kind, mesh_shape, axis_types, i, backend in _FLOAT32:
+        if backend not in BACKENDS:
+            continue
+        ids = "-".join([kind, axis_types, "x".join(map(str, mesh_shape)), _case_ids(SHAPES[i]), backend])
+        out.append(pytest.param(backend, SHAPES[i], mesh_shape, axis_types, kind == "r2c", id=ids))
     return out
 
 
@@ -77,10 +97,17 @@ def test_matches_numpy_float32(backend, case, mesh_shape, axis_types, real):
     assert rel_err(back, ref_inv) < tol(np.float32)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
-@pytest.mark.parametrize("axis_types", AXIS_TYPES)
-@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
+# slab and pencil x c2c and r2c on native, the axis types alternating; jaxDecomp's own c2c on a slab and a pencil
+# (its r2c falls back to native: the native cases' programs).
+_FLOAT64 = [("native", (8,), "explicit", False), ("native", (2, 4), "auto", False),
+            ("native", (8,), "auto", True), ("native", (2, 4), "explicit", True),
+            ("jaxdecomp", (8,), "auto", False), ("jaxdecomp", (2, 4), "explicit", False)]
+
+
+@pytest.mark.parametrize("backend,mesh_shape,axis_types,real",
+                         [c for c in _FLOAT64 if c[0] in BACKENDS],
+                         ids=[f"{b}-{'x'.join(map(str, m))}-{t}-{['c2c', 'r2c'][r]}" for b, m, t, r in _FLOAT64
+                              if b in BACKENDS])
 def test_matches_numpy_float64(backend, mesh_shape, axis_types, real):
     shape = (16, 32, 24)
     m = mesh(mesh_shape, axis_types)
@@ -93,12 +120,14 @@ def test_matches_numpy_float64(backend, mesh_shape, axis_types, real):
     assert rel_err(back, a) < tol(np.float64)
 
 
-@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
-@pytest.mark.parametrize("axis_types", AXIS_TYPES)
+@pytest.mark.parametrize("norm,mesh_shape,axis_types", [("backward", (8,), "explicit"), ("ortho", (2, 4), "explicit"),
+                                                          ("forward", (8,), "auto"), ("ortho", (2, 4), "auto")],
+                         ids=["backward-slab-explicit", "ortho-pencil-explicit", "forward-slab-auto",
+                              "ortho-pencil-auto"])
 def test_norms_eager(norm, mesh_shape, axis_types):
-    """Eager calls (no jax.jit) with every norm, c2c and r2c, against numpy."""
-    shape = (16, 16, 32)
+    """Eager calls (no jax.jit) with every norm (each on a slab or a pencil, Explicit or Auto), c2c and r2c,
+    against numpy (the grid of test_matches_numpy_float64: its programs)."""
+    shape = (16, 32, 24)
     m = mesh(mesh_shape, axis_types)
     a = random(shape, np.complex128, seed=5)
     x = put(a, grid_sharding(m, shape))
@@ -189,13 +218,18 @@ def test_odd_real_length_roundtrip():
     assert rel_err(xfft.xrfftn(x, axes=(0, 1)), np.fft.rfftn(a, axes=(0, 1))) < 1e-12
 
 
-# Order matrix: every mesh (helpers.MESHES) x kind, on a divisible grid and one no mesh divides evenly everywhere.
+# Order matrix, sampled: every mesh (helpers.MESHES) once, on a divisible grid or one no mesh divides evenly
+# everywhere, c2c and r2c each on both grids, on a slab and on a pencil, Explicit and Auto.
 ORDER_GRIDS = [(16, 16, 16), (12, 16, 20)]
+_ORDER = {"8-explicit": (0, False), "1x8-explicit": (1, True), "8x1-explicit": (1, False), "2x4-explicit": (0, True),
+          "4x2-explicit": (1, False), "8-auto": (1, True), "2x4-auto": (0, False)}  # mesh id: (grid, real)
+ORDER_CASES = [pytest.param(ORDER_GRIDS[g], *m, real,
+                            id=f"{['c2c', 'r2c'][real]}-{mid}-{'x'.join(map(str, ORDER_GRIDS[g]))}")
+               for m, mid in zip(MESHES, MESH_IDS) for g, real in [_ORDER[mid]]]
+ORDER_CASES.append(pytest.param(ORDER_GRIDS[1], (2, 4), "explicit", False, id="c2c-2x4-explicit-12x16x20"))
 
 
-@pytest.mark.parametrize("grid", ORDER_GRIDS, ids=lambda g: "x".join(map(str, g)))
-@pytest.mark.parametrize("mesh_shape,axis_types", MESHES, ids=MESH_IDS)
-@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
+@pytest.mark.parametrize("grid,mesh_shape,axis_types,real", ORDER_CASES)
 def test_transposed_order_round_trip_and_matches_natural(grid, mesh_shape, axis_types, real):
     """order="transposed": the natural spectrum (to round-off) after permuting by spectral_axes, sharded as
     spectral_sharding predicts; its inverse returns the input (natural real space, the input's sharding)."""
@@ -273,27 +307,33 @@ def test_out_sharding_returns_to_the_layout_the_forward_was_given(axis_types):
     """An 8^3 grid sharded ``P('x')``, ``P(None, 'x')`` or ``P(None, None, 'x')`` on 8 devices: the transposed
     spectra have the same shape and sharding with their axes in different orders, so only ``out_sharding`` (the
     forward's input sharding) tells the inverse which one it holds; without it ``P('x')`` (what
-    :func:`xfft.real_sharding` gives) is assumed. Round trips with it return the input and its sharding: c2c on
-    each layout and a 2x4 pencil, r2c and DCT on ``P(None, 'x')``, under ``jax.jit`` too (Explicit mesh)."""
+    :func:`xfft.real_sharding` gives) is assumed. Round trips with it return the input and its sharding, the
+    cases shared between the axis types (c2c ``P(None, 'x')`` on both): Explicit, c2c on each slab layout (under
+    ``jax.jit`` too) and r2c on ``P(None, 'x')``; Auto, DCT on ``P(None, 'x')``, c2c on a 2x4 pencil, and the
+    natural order's choice of real layout."""
     m = mesh((8,), axis_types)
     a = random((8, 8, 8), np.float64, seed=31)
     c2c = (xfft.xfft3d, lambda k, sh, o="transposed": xfft.ixfft3d(k, order=o, out_sharding=sh), 1j)
     r2c = (xfft.xrfft3d, lambda k, sh, o="transposed": xfft.ixrfft3d(k, order=o, out_sharding=sh), 0)
     dct = (xfft.xdctn, lambda k, sh, o="transposed": xfft.ixdctn(k, order=o, out_sharding=sh), 0)
     y = NamedSharding(m, PartitionSpec(None, "x"))
-    cases = [(NamedSharding(m, PartitionSpec("x")), c2c), (y, c2c), (y, r2c), (y, dct),
-             (NamedSharding(m, PartitionSpec(None, None, "x")), c2c),
-             (NamedSharding(mesh((2, 4), axis_types), PartitionSpec(None, "x", "y")), c2c)]
+    explicit = axis_types == "explicit"
+    if explicit:
+        cases = [(NamedSharding(m, PartitionSpec("x")), c2c), (y, c2c), (y, r2c),
+                 (NamedSharding(m, PartitionSpec(None, None, "x")), c2c)]
+    else:
+        cases = [(y, c2c), (y, dct), (NamedSharding(mesh((2, 4), axis_types), PartitionSpec(None, "x", "y")), c2c)]
     for sh, (fwd, inv, imag) in cases:
         x = put(a + imag * a[::-1], sh)
         k = fwd(x, order="transposed")
-        for back in [inv(k, sh)] + ([jax.jit(inv, static_argnums=1)(k, sh)] if sh is y and imag else []):
+        for back in [inv(k, sh)] + ([jax.jit(inv, static_argnums=1)(k, sh)] if explicit and imag else []):
             assert rel_err(back, a + imag * a[::-1]) < 1e-12, sh.spec
             assert back.sharding.is_equivalent_to(sh, 3)
-    # In natural order it chooses among real layouts: the P('x') spectrum returned as P(None, 'x').
-    x = put(a, NamedSharding(m, PartitionSpec("x")))
-    back = r2c[1](xfft.xrfft3d(x), y, "natural")
-    assert rel_err(back, a) < 1e-12 and back.sharding.is_equivalent_to(y, 3)
+    if not explicit:
+        # In natural order it chooses among real layouts: the P('x') spectrum returned as P(None, 'x').
+        x = put(a, NamedSharding(m, PartitionSpec("x")))
+        back = r2c[1](xfft.xrfft3d(x), y, "natural")
+        assert rel_err(back, a) < 1e-12 and back.sharding.is_equivalent_to(y, 3)
 
 
 def test_out_sharding_errors_name_it():

@@ -77,13 +77,16 @@ def test_shift_with_empty_axes_is_a_no_op():
 def test_1d_sharded_crop_pad_and_real_transforms(name, p):
     """JAX's ``testFft``: a (10,) array (p=2) or (16,) (p=8) sharded along its only axis, ``n`` cropping or padding
     it to a length the devices do not divide and padding it to one they do, every 1D function (real ones by
-    the complex transform)."""
+    the complex transform). The three calls in one ``jax.jit`` program (the sharding is visible on an Explicit
+    mesh; eagerly each crop, pad and weighting step compiles a program of its own: the eager path runs in
+    test_peer_suites.py's sharded numpy tests and test_numpy_fft.py's in-place crop)."""
     size = 10 if p == 2 else 16
     real = name in ("rfft", "ihfft")
     a = random((size,), np.float64 if real else np.complex128, p)
     x = sharded(a, p)
-    for n in (None, 7, 24):  # a crop to a length the devices do not divide, a pad to one they do
-        got = getattr(xf, name)(x, n=n)
+    ns = (None, 7, 24)  # a crop to a length the devices do not divide, a pad to one they do
+    outs = jax.jit(lambda v: [getattr(xf, name)(v, n=n) for n in ns])(x)
+    for n, got in zip(ns, outs):
         want = getattr(np.fft, name)(a, n=n)
         assert got.shape == want.shape and got.dtype == (np.float64 if name in ("irfft", "hfft") else np.complex128)
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * np.abs(want).max())
@@ -108,30 +111,34 @@ def test_1d_sharded_pad_moves_blocks_without_gather():
 
 def test_crop_of_a_sharded_axis_no_other_axis_can_take():
     """An (8, 7, 13) array on 8 devices cropped along its sharded axis (``jax.numpy.fft`` crashes the process on
-    it): the crop is in place (5 does not split over 8: the cropped axis ends replicated)."""
+    it): the crop is in place (5 does not split over 8: the cropped axis ends replicated); with a pad of the
+    sharded axis (16) and a crop of another (6), real. Both in one ``jax.jit`` program (the sharding is visible on
+    an Explicit mesh; eagerly each step of the in-place resize compiles a program of its own: the eager in-place
+    crop runs in test_numpy_fft.py's ``test_errors_are_jax_numpy_ffts``)."""
     a = random((8, 7, 13), np.float64, 5)
     x = sharded(a, 8)
-    np.testing.assert_allclose(xf.fftn(x, s=(5, 7, 13)), np.fft.fftn(a, s=(5, 7, 13), axes=(0, 1, 2)),
-                               rtol=1e-11, atol=1e-10)
-    np.testing.assert_allclose(xf.rfftn(x, s=(16, 6), axes=(0, 2)), np.fft.rfftn(a, s=(16, 6), axes=(0, 2)),
-                               rtol=1e-11, atol=1e-10)
+    crop, pad = jax.jit(lambda v: (xf.fftn(v, s=(5, 7, 13)), xf.rfftn(v, s=(16, 6), axes=(0, 2))))(x)
+    np.testing.assert_allclose(crop, np.fft.fftn(a, s=(5, 7, 13), axes=(0, 1, 2)), rtol=1e-11, atol=1e-10)
+    np.testing.assert_allclose(pad, np.fft.rfftn(a, s=(16, 6), axes=(0, 2)), rtol=1e-11, atol=1e-10)
 
 
 @pytest.mark.parametrize("kind,type,norm", [("dct", 1, "ortho"), ("dct", 2, None), ("dst", 3, "forward"),
                                             ("dst", 4, "ortho")])
 def test_dct_dst_of_a_1d_sharded_array(kind, type, norm):
     """scipy's values for a DCT/DST and its inverse of a (16,) array sharded over 8 devices (the complex FFT of
-    length 2M route), and (type 2) for ``n=`` padding it."""
+    length 2M route), and (type 2) for ``n=`` padding it: the calls of a case in one ``jax.jit`` program (the
+    sharding is visible on an Explicit mesh; eagerly, as in test_peer_suites.py's sharded scipy tests, each step
+    compiles a program of its own). Type 2 (its pad 16 -> 24 too) without an all-gather."""
     a = random((16,), np.float64, type)
     x = sharded(a, 8)
-    for name in (kind, "i" + kind):
-        for n in (None, 24) if type == 2 else (None,):
-            got = getattr(xf, name)(x, type, n=n, norm=norm)
-            want = getattr(scipy.fft, name)(a, type, n=n, norm=norm)
-            np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * np.abs(want).max())
+    calls = [(name, n) for name in (kind, "i" + kind) for n in ((None, 24) if type == 2 else (None,))]
+    f = jax.jit(lambda v: [getattr(xf, name)(v, type, n=n, norm=norm) for name, n in calls])
+    compiled = f.lower(x).compile()
+    for (name, n), got in zip(calls, compiled(x)):
+        want = getattr(scipy.fft, name)(a, type, n=n, norm=norm)
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * np.abs(want).max())
     if type == 2:
-        text = jax.jit(lambda v: xf.dct(v, 2)).lower(x).compile().as_text()
-        assert count_op(text, "all-gather") == 0
+        assert count_op(compiled.as_text(), "all-gather") == 0
 
 
 def test_scipy_front_end_arguments():
