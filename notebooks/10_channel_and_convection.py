@@ -162,7 +162,7 @@ for f, r in rates.items():
 # %%
 g = RayleighBenardNoSlip.make_grid((25, 32), lengths=(2 * math.pi / k_c,), dtype=jnp.float64)
 rb = RayleighBenardNoSlip(g, Ra=5000.0, Pr=1.0, amplitude=0.2)
-s = IMEX(rb).advance(rb.initial_state("single-mode"), 0.0, 5e-3, 1600)
+s = IMEX(rb).advance(rb.initial_state("single-mode"), 0.0, 5e-3, 1000)
 with jax.set_mesh(g.mesh):
     nu_bottom, nu_top, nu_volume = (float(v) for v in jax.jit(lambda s: (*rb.plate_nusselt(s), rb.nusselt(s)))(s))
     T = np.asarray(jax.jit(rb.temperature)(s))

@@ -30,7 +30,7 @@ INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 CPU_DEVICES = 8
 #: notebooks whose time is mostly running kernels: at XLA's default optimization level always (the others at the
 #: level the caller chooses: the test suite's level 0 compiles in about two thirds of the time)
-RUN_TIME_BOUND = frozenset({"03_navier_stokes", "06_phase_field_and_2d"})
+RUN_TIME_BOUND = frozenset({"03_navier_stokes"})
 _OPT = "--xla_backend_optimization_level"
 # Variables that would leak this process's (or a launcher's) JAX setup into the kernel.
 _DROP = re.compile(r"^(JAX_ENABLE_X64|JAX_DEFAULT_DTYPE_BITS|JAX_NUM_CPU_DEVICES|XFFT_.*|JAX_COORDINATOR_.*"

@@ -4,6 +4,7 @@ rate, and the power spectrum of a density contrast on a sharded mesh."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -88,22 +89,33 @@ def power_spectrum(delta: jax.Array, box_length, *, bins: int | None = None) -> 
       ``(k, P)``: the mean wavenumber of each non-empty shell and its mean power (host arrays, shells from the
       fundamental up).
     """
-    import xfft
-
     shape = tuple(delta.shape)
     lengths = np.broadcast_to(np.asarray(box_length, float), (len(shape),))
     sharding = getattr(delta, "sharding", None)
     spread = isinstance(sharding, jax.sharding.NamedSharding) and sharding.mesh.size > 1 and len(shape) > 1
-    kf = 2 * math.pi / float(lengths.min())
     nbins = bins if bins is not None else min(shape) // 2
-    if spread:
+    count, ksum, psum = (np.asarray(a) for a in _shell_sums(delta, tuple(float(v) for v in lengths), nbins,
+                                                                          sharding if spread else None))
+    keep = count > 0
+    return ksum[keep] / count[keep], psum[keep] / count[keep]
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def _shell_sums(delta: jax.Array, lengths: tuple[float, ...], nbins: int, sharding):
+    """The count, wavenumber sum and power sum of each shell ``1..nbins`` (one program: eager op-by-op calls
+    compiled one program per operation and shell)."""
+    import xfft
+
+    shape = tuple(delta.shape)
+    kf = 2 * math.pi / min(lengths)
+    if sharding is not None:  # (a sharded mesh of more than one axis: the distributed transform)
         d_hat = xfft.xrfftn(delta, ndim=len(shape))
-        ks = xfft.wavenumbers(sharding, shape, real=True, box_length=tuple(lengths), dtype=delta.dtype)
+        ks = xfft.wavenumbers(sharding, shape, real=True, box_length=lengths, dtype=delta.dtype)
     else:
-        d_hat = jnp.fft.rfftn(jnp.asarray(delta))
+        d_hat = jnp.fft.rfftn(delta)
         freqs = [np.fft.fftfreq(n, L / n) for n, L in zip(shape[:-1], lengths[:-1])]
         freqs.append(np.fft.rfftfreq(shape[-1], lengths[-1] / shape[-1]))
-        ks = tuple(jnp.asarray(2 * np.pi * f).reshape([-1 if i == d else 1 for i in range(len(shape))])
+        ks = tuple(jnp.asarray(2 * np.pi * f, delta.dtype).reshape([-1 if i == d else 1 for i in range(len(shape))])
                    for d, f in enumerate(freqs))
     kmag = jnp.sqrt(sum(k * k for k in ks))
     half = jnp.abs(ks[-1])
@@ -111,13 +123,5 @@ def power_spectrum(delta: jax.Array, box_length, *, bins: int | None = None) -> 
     pair = jnp.where((half == 0) | (half >= nyq * (1 - 1e-12)), 1.0, 2.0)  # each conjugate pair once in half
     power = (d_hat.real**2 + d_hat.imag**2) * (math.prod(lengths) / math.prod(shape) ** 2)
     shell = jnp.floor(kmag / kf + 0.5).astype(jnp.int32)
-
-    def sums(weight):
-        out = []
-        for b in range(1, nbins + 1):
-            out.append(jnp.sum(jnp.where(shell == b, weight, 0)))
-        return jnp.stack(out)
-
-    count, ksum, psum = (np.asarray(sums(w)) for w in (pair, pair * kmag, pair * power))
-    keep = count > 0
-    return ksum[keep] / count[keep], psum[keep] / count[keep]
+    return tuple(jnp.stack([jnp.sum(jnp.where(shell == b, w, 0)) for b in range(1, nbins + 1)])
+                 for w in (pair, pair * kmag, pair * power))
