@@ -33,16 +33,21 @@ def test_chebyshev_transform_and_derivatives_match_numpy_polynomial(meshes):
         np.testing.assert_allclose(x, a + (b - a) * (1 - np.cos(np.pi * np.arange(n) / (n - 1))) / 2)
         profile = jnp.asarray(npcheb.chebval(y(x), coef))[:, None, None]
         f = _field(grid, lambda X, Y, Z, p=profile: p * (1 + jnp.cos(Y)) + 0 * X)
-        c = grid.forward(f)
+
+        def ops(f, grid=grid):  # one program: the transform, both derivatives and the way back
+            c = grid.forward(f)
+            return c, grid.derivative(c, 0, 1), grid.derivative(c, 0, 2), grid.backward(c)
+
+        with jax.set_mesh(grid.mesh):
+            c, *ds, back = jax.jit(ops)(f)
         assert c.sharding.spec == grid.spectral_sharding().spec
         got = np.asarray(c)[:, 0, 0]  # the y-profile's coefficients sit in the mean mode (x, z)
         np.testing.assert_allclose(got, coef, atol=1e-13)
-        for order in (1, 2):
-            d = np.asarray(grid.derivative(c, 0, order))[:, 0, 0]
+        for order, d in zip((1, 2), ds, strict=True):
+            d = np.asarray(d)[:, 0, 0]
             want = npcheb.chebder(coef, order) * (2 / (b - a)) ** order
             np.testing.assert_allclose(d[: len(want)], want, atol=1e-11)
             assert np.all(d[len(want):] == 0)
-        back = grid.backward(c)
         np.testing.assert_allclose(np.asarray(back), np.asarray(f), atol=1e-13)
 
 
@@ -55,10 +60,17 @@ def test_chebyshev_quadrature_and_mean_square():
         assert abs(np.sum(b.weights() * x ** p) - 3.0 ** (p + 1) / (p + 1)) < 1e-12 * 3.0 ** (p + 1)
     grid = Grid((Chebyshev(9, (0.0, 3.0)), Fourier(8, 2.0)), dtype=jnp.float64)
     f = _field(grid, lambda X, Y: X ** 3 - X * jnp.sin(math.pi * Y) + 0.5)
-    c = grid.forward(f)
     fine = Grid((Chebyshev(17, (0.0, 3.0)), Fourier(16, 2.0)), dtype=jnp.float64)
-    ff = fine.backward(grid.resize(c, fine))
-    np.testing.assert_allclose(float(grid.mean_square(c)), float(fine.mean(ff ** 2)), rtol=1e-13)
+
+    @jax.jit
+    def both(f):  # one program
+        c = grid.forward(f)
+        ff = fine.backward(grid.resize(c, fine))
+        return grid.mean_square(c), fine.mean(ff ** 2)
+
+    with jax.set_mesh(grid.mesh):
+        coarse, fine_mean = both(f)
+    np.testing.assert_allclose(float(coarse), float(fine_mean), rtol=1e-13)
 
 
 def test_cosine_sine_against_scipy(meshes):
@@ -70,7 +82,8 @@ def test_cosine_sine_against_scipy(meshes):
         rng = np.random.default_rng(1)
         data = rng.normal(size=(n, 16))
         f = jax.device_put(data, grid.real_sharding())
-        c = np.asarray(grid.forward(f))
+        with jax.set_mesh(grid.mesh):
+            c = np.asarray(jax.jit(grid.forward)(f))
         ref = tr(data, type=2, axis=0, norm="forward")
         ref = np.fft.fft(ref, axis=1, norm="forward")
         if isinstance(basis, Sine):
@@ -78,9 +91,9 @@ def test_cosine_sine_against_scipy(meshes):
         else:
             want = ref * np.r_[1.0, np.full(n - 1, 2.0)][:, None]
         np.testing.assert_allclose(c, want, atol=1e-13)
-        band = grid.backward(jnp.asarray(c))  # the sine drops the grid-scale mode n
-        np.testing.assert_allclose(float(grid.mean_square(jnp.asarray(c))), float(np.mean(np.asarray(band) ** 2)),
-                                   rtol=1e-12)
+        with jax.set_mesh(grid.mesh):  # the sine drops the grid-scale mode n
+            band, ms = jax.jit(lambda c, grid=grid: (grid.backward(c), grid.mean_square(c)))(jnp.asarray(c))
+        np.testing.assert_allclose(float(ms), float(np.mean(np.asarray(band) ** 2)), rtol=1e-12)
 
 
 def test_derivative_parities_and_fourier():
@@ -89,16 +102,24 @@ def test_derivative_parities_and_fourier():
     cgrid = Grid((Cosine(12, (0.0, L)), Fourier(8, 1.0)), dtype=jnp.float64)
     sgrid = cgrid.with_basis(0, Sine(12, (0.0, L)))
     k = 3 * math.pi / L
-    c = cgrid.forward(_field(cgrid, lambda X, Y: jnp.cos(k * X) + 0 * Y))
-    np.testing.assert_allclose(np.asarray(sgrid.backward(cgrid.derivative(c, 0))),
-                               np.asarray(_field(sgrid, lambda X, Y: -k * jnp.sin(k * X) + 0 * Y)), atol=1e-12)
-    s = sgrid.forward(_field(sgrid, lambda X, Y: jnp.sin(k * X) + 0 * Y))
-    np.testing.assert_allclose(np.asarray(cgrid.backward(sgrid.derivative(s, 0, 3))),
-                               np.asarray(_field(cgrid, lambda X, Y: -k ** 3 * jnp.cos(k * X) + 0 * Y)), atol=1e-9)
     box = SpectralGrid(16, ndim=2, box_length=(2 * math.pi, 4.0), dtype=jnp.float64)
-    f = box.forward(_field(box, lambda X, Y: jnp.sin(2 * X) * jnp.cos(math.pi * Y)))
+    cos, sin = (_field(g, lambda X, Y, f=f: f(k * X) + 0 * Y) for g, f in ((cgrid, jnp.cos), (sgrid, jnp.sin)))
+    wave = _field(box, lambda X, Y: jnp.sin(2 * X) * jnp.cos(math.pi * Y))
+
+    @jax.jit
+    def derivatives(cos, sin, wave):  # one program
+        return (sgrid.backward(cgrid.derivative(cgrid.forward(cos), 0)),
+                cgrid.backward(sgrid.derivative(sgrid.forward(sin), 0, 3)),
+                box.backward(box.derivative(box.forward(wave), 1, 2)))
+
+    with jax.set_mesh(cgrid.mesh):
+        d_cos, d3_sin, d2_wave = derivatives(cos, sin, wave)
+    np.testing.assert_allclose(np.asarray(d_cos),
+                               np.asarray(_field(sgrid, lambda X, Y: -k * jnp.sin(k * X) + 0 * Y)), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(d3_sin),
+                               np.asarray(_field(cgrid, lambda X, Y: -k ** 3 * jnp.cos(k * X) + 0 * Y)), atol=1e-9)
     want = _field(box, lambda X, Y: -(math.pi ** 2) * jnp.sin(2 * X) * jnp.cos(math.pi * Y))
-    np.testing.assert_allclose(np.asarray(box.backward(box.derivative(f, 1, 2))), np.asarray(want), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(d2_wave), np.asarray(want), atol=1e-12)
 
 
 def test_three_halves_padding_on_a_chebyshev_axis_dealiases_products():
@@ -111,7 +132,8 @@ def test_three_halves_padding_on_a_chebyshev_axis_dealiases_products():
     a, b = rng.normal(size=n), rng.normal(size=n)
     ca = jnp.asarray(np.pad(a[:, None], ((0, 0), (0, 7))), grid.cdtype)
     cb = jnp.asarray(np.pad(b[:, None], ((0, 0), (0, 7))), grid.cdtype)
-    prod = grid.from_physical(grid.to_physical(ca) * grid.to_physical(cb))
+    with jax.set_mesh(grid.mesh):
+        prod = jax.jit(lambda a, b: grid.from_physical(grid.to_physical(a) * grid.to_physical(b)))(ca, cb)
     want = npcheb.chebmul(a, b)[:n]
     keep = grid.bases[0].keep("3/2")
     np.testing.assert_allclose(np.asarray(prod)[:, 0].real[keep], want[keep], atol=1e-12)

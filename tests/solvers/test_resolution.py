@@ -24,26 +24,37 @@ from solvers import diagnostics as D
 from solvers.outputs import ResolutionMonitor, ResolutionWarning
 
 
-def _two_modes(grid: SpectralGrid, m: int, a: float) -> jax.Array:
-    """Spectrum of ``cos(x) + a cos(m x)`` (x along axis 0) on ``grid``."""
+def _fractions(grid: SpectralGrid):
+    """``(m, a) ->`` the resolution of ``cos(x) + a cos(m x)`` (x along axis 0) on ``grid``, by the grid's rule and
+    by ``"none"``: one compiled program for every ``m`` and ``a``."""
     x = grid.coordinates()[0]
-    f = jnp.cos(x) + a * jnp.cos(m * x)
-    return jax.jit(grid.forward)(f.astype(grid.cdtype if grid.complex_fields else grid.dtype))
+    dtype = grid.cdtype if grid.complex_fields else grid.dtype
+
+    @jax.jit
+    def both(x, m, a):
+        f_hat = grid.forward((jnp.cos(x) + a * jnp.cos(m * x)).astype(dtype))
+        return D.resolution(grid, f_hat), D.resolution(grid, f_hat, rule="none")
+
+    def fractions(m: int, a: float) -> tuple[float, float]:
+        with jax.set_mesh(grid.mesh):
+            return tuple(float(v) for v in both(x, float(m), a))
+
+    return fractions
 
 
-@pytest.mark.parametrize("kind", ["single", "slab", "pencil"])
-@pytest.mark.parametrize("complex_fields", [False, True])
+# each mesh once, real and complex fields both (the complex ones on one device and on a pencil)
+@pytest.mark.parametrize("kind, complex_fields", [("single", True), ("slab", False), ("pencil", True)])
 def test_fraction_of_two_modes(meshes, kind, complex_fields):
     """``a^2 / (1 + a^2)`` for a mode in the outer band (2/3 rule on 32 points: kept |m| <= 10, band |m| > 6.67)."""
     grid = SpectralGrid(32, meshes[kind], dtype=jnp.float64, complex_fields=complex_fields)
+    fractions = _fractions(grid)
     a = 0.3
     for m, want in ((7, a * a / (1 + a * a)), (10, a * a / (1 + a * a)), (6, 0.0), (2, 0.0)):
-        got = float(D.resolution(grid, _two_modes(grid, m, a)))
+        got = fractions(m, a)[0]
         assert abs(got - want) < 1e-12, (m, got, want)
     # "none" (split-step keeps every mode): kept |m| <= 16, band |m| > 10.67
-    f = _two_modes(grid, 10, a)
-    assert float(D.resolution(grid, f, rule="none")) < 1e-12
-    assert abs(float(D.resolution(grid, _two_modes(grid, 11, a), rule="none")) - a * a / (1 + a * a)) < 1e-12
+    assert fractions(10, a)[1] < 1e-12
+    assert abs(fractions(11, a)[1] - a * a / (1 + a * a)) < 1e-12
 
 
 def test_each_axis_against_its_own_cutoff(meshes):

@@ -6,12 +6,14 @@ user's wall equation without a reading of its averages (its physical fields' mea
 import math
 from types import SimpleNamespace
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from matplotlib.collections import PolyCollection
 
 import solvers
+import xfft
 from solvers import Channel, Equation, FixedStep, RunSpec, simulate, wall_grid
 from solvers.cli import main
 from solvers.outputs import Statistics, open_statistics, read_csv, wall_units
@@ -30,12 +32,19 @@ def _channel(mesh, shape=(17, 8)):
     return Channel(wall_grid(shape, mesh, walls=(-1.0, 1.0), lengths=lengths, dtype=jnp.float64), Re=RE)
 
 
-def test_standard_errors_are_nan_before_two_batches_and_the_run_says_why(meshes, tmp_path):
-    eq = _channel(meshes["slab"])
-    stats = Statistics(tmp_path, every=1, batch=10, derive=wall_units.channel)
+@pytest.fixture(scope="module")
+def channel(meshes):
+    """The laminar 2D channel on 8 devices that both tests of sampling windows run (one equation, and their
+    statistics of the same ``every``, ``start`` and ``batch``: one compiled program)."""
+    return _channel(meshes["slab"])
+
+
+def test_standard_errors_are_nan_before_two_batches_and_the_run_says_why(channel, tmp_path):
+    eq = channel
+    stats = Statistics(tmp_path, every=2, batch=10, derive=wall_units.channel)
     with pytest.warns(UserWarning, match=r"the _se columns\) are NaN: they need 2 batches of 10 samples, and the "
                                          r"run took 4 samples"):
-        simulate(eq, t_end=0.04, y0=eq.initial_state("laminar"), controller=FixedStep(0.01), outputs=[stats])
+        simulate(eq, t_end=0.08, y0=eq.initial_state("laminar"), controller=FixedStep(0.01), outputs=[stats])
     header, c = _columns(tmp_path / "statistics.csv")
     profiles = header[1: (len(header) + 1) // 2]
     assert header[0] == "y" and header[len(profiles) + 1:] == [f"{k}_se" for k in profiles]  # every one, always
@@ -44,13 +53,13 @@ def test_standard_errors_are_nan_before_two_batches_and_the_run_says_why(meshes,
     assert math.isnan(stats.scalars["u_tau_se"]) and stats.scalars["batches"] == 0
 
 
-def test_a_window_that_takes_no_sample_is_refused_or_reported(meshes, tmp_path):
-    eq = _channel(meshes["slab"])
+def test_a_window_that_takes_no_sample_is_refused_or_reported(channel, tmp_path):
+    eq = channel
     y0 = eq.initial_state("laminar")
     with pytest.raises(ValueError, match=r"Statistics: start = 0.05 is at or past the run's t_end = 0.02: no sample"):
         simulate(eq, t_end=0.02, y0=y0, controller=FixedStep(0.01), outputs=[Statistics(tmp_path, start=0.05)])
-    with pytest.warns(UserWarning, match=r"Statistics: no sample taken \(every 100 steps from t = 0 to t = 0.02\)"):
-        simulate(eq, t_end=0.02, y0=y0, controller=FixedStep(0.01), outputs=[Statistics(tmp_path, every=100)])
+    with pytest.warns(UserWarning, match=r"Statistics: no sample taken \(every 2 steps from t = 0 to t = 0.01\)"):
+        simulate(eq, t_end=0.01, y0=y0, controller=FixedStep(0.01), outputs=[Statistics(tmp_path, every=2)])
     assert not (tmp_path / "statistics.csv").exists()
 
 
@@ -162,8 +171,9 @@ def test_a_user_wall_equation_gets_the_statistics_of_its_physical_fields(tmp_pat
                                                   r"implement _NoFields.physical_fields .*RunSpec\(statistics=...\)"):
         solvers.job.resolve(solvers.RunConfig(equation=RunSpec("user-channel", _NoFields, ndims=(2,),
                                                                 grid=_user_grid), **cfg, out=str(tmp_path)))
-    with pytest.warns(UserWarning, match="standard errors"):
-        solvers.run(solvers.RunConfig(equation=spec, **cfg, out=str(tmp_path / "run")))
+    with pytest.warns(UserWarning, match="standard errors"):  # (one device: the statistics' sharding is not the point)
+        solvers.run(solvers.RunConfig(equation=spec, **cfg, out=str(tmp_path / "run")),
+                    mesh=xfft.make_mesh((1,), devices=jax.devices()[:1]))
     header, c = _columns(tmp_path / "run" / "statistics.csv")
     names = ["u_mean", "u_rms", "v_mean", "v_rms", "u_v_cov"]
     assert header == ["y", *names, *(f"{k}_se" for k in names)]

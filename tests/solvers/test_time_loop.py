@@ -12,7 +12,17 @@ import numpy as np
 import pytest
 
 import xfft
-from solvers import LSRK4, RK4, DiagnosticsCSV, FixedStep, NavierStokes, Output, RunConfig, SpectralGrid, run
+from solvers import (
+    RK4,
+    DiagnosticsCSV,
+    FixedStep,
+    NavierStokes,
+    NavierStokes2D,
+    Output,
+    RunConfig,
+    SpectralGrid,
+    run,
+)
 from solvers.io import read_csv
 from solvers.job.build import build, check_memory, validate
 from solvers.simulation import RowFunction
@@ -23,9 +33,13 @@ from solvers.stepping.core import ROWS_PER_SEGMENT
 T_END, CFL, DT_MAX = 0.3, 0.5, 0.1
 
 
-# _cfg's random-isotropic state (k0 = 3 on 16^3) is under-resolved on purpose: a fast, far-from-smooth state for
-# the step control; the resolution monitor's warning is tested in test_resolution.py
+# _cfg's random-isotropic state (k0 = 3 on 16^3) and RANDOM_2D's random vorticity (k0 = 3 on 16^2) are
+# under-resolved on purpose: fast, far-from-smooth states for the step control; the resolution monitor's warning is
+# tested in test_resolution.py
 UNDER_RESOLVED = pytest.mark.filterwarnings("ignore::solvers.ResolutionWarning")
+# the step control's runs in 2D (the 3D step program's CFL rate and transforms: test_cfl_rate_costs_no_transform,
+# test_step_program_has_no_host_callbacks)
+RANDOM_2D = dict(equation="navier-stokes-2d", ic="random", n=16, params={"nu": 0.01, "k0": 3.0, "energy": 2.0})
 
 
 def _cfg(out, **kw):
@@ -37,15 +51,18 @@ def _cfg(out, **kw):
 
 @UNDER_RESOLVED
 def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
-    """LSRK4 under CFL control: every dt and t of the compiled loop equal the host loop's (one jitted max_rate
+    """RK4 (the 2D flow's default: the programs of the tests below) under CFL control: every dt and t of the
+    compiled loop equal the host loop's (one jitted max_rate
     and one jitted step per step, dt = min(cfl / rate, dt_max) with the rate of the state the previous step
     started from, the first step's of the initial state: a lagged rate; landing exactly on t_end)."""
-    run(_cfg(tmp_path, integrator="lsrk4"), mesh=meshes["slab"])
+    run(_cfg(tmp_path, integrator="rk4", **RANDOM_2D), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
-    eq = NavierStokes(SpectralGrid(16, meshes["slab"], dtype=jnp.float64), nu=0.01)
-    integ = LSRK4(eq)
-    state = eq.initial_state("random-isotropic", seed=0, k0=3.0, energy=2.0)
-    rate, step = jax.jit(eq.max_rate), jax.jit(integ.step)
+    host = validate(_cfg(tmp_path / "host", integrator="rk4", **RANDOM_2D))  # the run's grid, equation, state
+    parts = build(host, host, meshes["slab"])
+    eq, integ = parts.equation, parts.integrator
+    assert isinstance(eq, NavierStokes2D) and isinstance(integ, RK4) and eq.nu == 0.01
+    state = eq.initial_state(host.ic, **host.ic_params)
+    rate, step, energy = jax.jit(eq.max_rate), jax.jit(integ.step), jax.jit(eq.energy)
     t, ref = 0.0, []
     with jax.set_mesh(eq.grid.mesh):
         lagged = float(rate(state))
@@ -56,7 +73,7 @@ def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
                 dt = T_END - t
             state = step(state, t, dt, ())
             t += dt
-            ref.append((t, dt, float(eq.energy(state))))
+            ref.append((t, dt, float(energy(state))))
     assert len(rows) == len(ref) > 5
     for r, (t, dt, e) in zip(rows, ref):
         assert float(r["dt"]) == pytest.approx(dt, rel=1e-12) and float(r["t"]) == pytest.approx(t, rel=1e-12)
@@ -69,7 +86,7 @@ def test_band_rule_keeps_dt_while_the_cfl_number_stays_in_the_band(tmp_path, mes
     """ETDRK4 (coefficients depend on dt): dt changes only where the CFL number ``dt * rate`` left
     ``BAND * cfl``, and is then ``cfl / rate``. The rate is lagged: a row's ``cfl`` column (its dt times the rate
     of its state) is checked with the dt held then, for the step after the next."""
-    run(_cfg(tmp_path, integrator="etdrk4", t_end=0.6), mesh=meshes["slab"])
+    run(_cfg(tmp_path, integrator="etdrk4", t_end=0.6, **RANDOM_2D), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
     dts = [float(r["dt"]) for r in rows]
     assert len(set(dts)) < len(dts) / 2  # the coefficients were rebuilt far less often than every step
@@ -92,33 +109,15 @@ def _control(parts):
     return parts.controller.resolve(parts.integrator, parts.integrator.stable_dt())
 
 
-def test_step_program_has_no_host_callbacks(tmp_path, meshes):
-    """The compiled step program (a diagnostics row, the steps, dt choice, blow-up checks) never calls back into
-    Python."""
-    cfg = _cfg("/tmp/unused", integrator="lsrk4")
-    res = validate(cfg)
-    parts = build(cfg, res, meshes["slab"])
-    loop = Loop(parts.integrator, _control(parts), [DiagnosticsCSV(tmp_path, every=1)], None, True, False)
-    lowered = loop.lower()
-    texts = (lowered.as_text(), lowered.compile().as_text())
-    assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
-    assert " conditional(" in texts[1]  # the rows, computed in the loop after their steps
-    for text in texts:  # no Python callback custom call, no host transfer instruction
-        assert not re.search(r'custom_call(_target="|\s*@)[^"(\s]*callback', text, flags=re.IGNORECASE)
-        assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
-
-
-@pytest.mark.parametrize("equation, mesh", [
-    ("navier-stokes", "slab"), ("navier-stokes", "pencil"), ("navier-stokes", "single"),
-    ("navier-stokes-2d", "slab"), ("navier-stokes-2d", "single")])
+@pytest.mark.parametrize("equation, mesh", [  # each mesh once: a slab in 2D, a pencil in 3D, one device in 3D
+    ("navier-stokes", "pencil"), ("navier-stokes", "single"), ("navier-stokes-2d", "slab")])
 def test_cfl_rate_costs_no_transform(meshes, equation, mesh):
     """The CFL segment takes the rate that the first stage's nonlinear term already holds (the controller uses it
     for the step after), so the compiled CFL segment has exactly the FFTs and all-to-alls of the fixed-dt segment.
     The rate's maximum is one ``jnp.max`` in a ``lax.cond`` taken in the first stage only, whose branches hold
     no transform: on several devices one all-reduce (a maximum) in one branch; the step itself sits in no branch
     (the controller's checks decide the loop's next turn)."""
-    cfg = _cfg("/tmp/unused", integrator="lsrk4", equation=equation, n=16 if equation == "navier-stokes" else 32,
-               params={"nu": 0.01}, ic="taylor-green")
+    cfg = _cfg("/tmp/unused", integrator="lsrk4", equation=equation, n=16, params={"nu": 0.01}, ic="taylor-green")
     res = validate(cfg)
     one = xfft.make_mesh((1,), devices=jax.devices()[:1])
     parts = build(cfg, res, one if mesh == "single" else meshes[mesh])
@@ -129,13 +128,9 @@ def test_cfl_rate_costs_no_transform(meshes, equation, mesh):
     for name, control in (("cfl", _control(parts)), ("fixed", FixedStep(1e-3))):
         texts[name] = Loop(integ, control, [], None, False, False).lower().compile().as_text()
 
-    def count(op, text):
-        return len(re.findall(rf" {op}(?:-start)?\(", text))
-
+    count = _count
     text = texts["cfl"]
-    bodies = {block.strip().split(" ", 1)[0]: block for block in text.split("\n\n")}
-    branches = [re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0])
-                for line in text.splitlines() if " conditional(" in line]
+    bodies, branches = _branches(text)
     assert len(branches) == 1 and len(branches[0]) == 2  # the first stage's maximum
     assert " conditional(" not in texts["fixed"]
     assert count("fft", text) == count("fft", texts["fixed"]) > 0
@@ -147,36 +142,11 @@ def test_cfl_rate_costs_no_transform(meshes, equation, mesh):
         assert count("fft", bodies[b]) == count("all-to-all", bodies[b]) == 0, b
 
 
-def test_rows_take_their_cfl_number_from_the_next_steps_rate(tmp_path, meshes):
-    """Under CFL control the diagnostics row transforms nothing for its CFL number: the next step's first stage
-    has the state's rate already, and the segment's last row gets it after the loop. In 2D (whose other
-    diagnostics are spectral) the row's branch holds no FFT and no all-to-all; the program holds one rate
-    computation more than the program without rows, outside the loop (its nonlinear term's inverse transform)."""
-    cfg, grid, eq, loop, plain_loop = _run_of(tmp_path, meshes)
-    assert loop.core.rate and loop.core.cfl_position == loop.row.columns.index("cfl")
-    text = loop.lower().compile().as_text()
-    plain = plain_loop.lower().compile().as_text()
-
-    def count(op, block):
-        return len(re.findall(rf" {op}(?:-start)?\(", block))
-
-    bodies = {block.strip().split(" ", 1)[0]: block for block in text.split("\n\n")}
-    branches = [re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0])
-                for line in text.splitlines() if " conditional(" in line]
-    with_fft = [b for pair in branches for b in pair if count("fft", bodies[b])]
-    assert len(branches) == 3 and len(with_fft) == 1  # the stage-0 reduction, the row, the last row's rate
-    # the rate's inverse transform: two local FFTs and one all-to-all (the 2D grid leaves out the Nyquist
-    # coefficient, so the half axis splits over the devices: no move back)
-    assert count("fft", bodies[with_fft[0]]) == 2 and count("all-to-all", bodies[with_fft[0]]) == 1
-    for op in ("fft", "all-to-all"):
-        assert count(op, text) == count(op, plain) + count(op, bodies[with_fft[0]]), op
-
-
 def _run_of(tmp_path, meshes, synced=False, **kw):
     """The main job's 2D run: its configuration, grid and equation, the loop of its step programs with the rows of
     its diagnostics CSV (every ``diag_every`` steps, with the spectrum), and the same loop without rows. ``synced``:
     the programs of a machine where a branch costs a host round trip (a GPU)."""
-    cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=32, ic="taylor-green", params={"nu": 0.01}, **kw)
+    cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=16, ic="taylor-green", params={"nu": 0.01}, **kw)
     res = validate(cfg)
     parts = build(cfg, res, meshes["slab"])
     control = _control(parts)
@@ -191,17 +161,54 @@ def _clock(loop, state, step=0, t=0.0):
     return loop.clock(state, step, t)[0]
 
 
-def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
-    """The diagnostics rows of a segment are computed inside its loop, after their steps: the steps are those of
-    the program without rows (to the last bit), and each row's values are those of the row computed alone from
-    the state of its step, at the device's time and the step's dt (rows every 2 steps from step 3: after the
-    segment's steps 1 and 3; with ``last``, also after its 4th)."""
-    cfg, grid, eq, loop, st = _run_of(tmp_path, meshes, diag_every=2)
+def _abstract(a):
+    return jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding, weak_type=a.weak_type) \
+        if isinstance(a, jax.Array) else a
+
+
+def _segment_and_texts(loop, state, clock, n, remaining, **kw):
+    """``loop.run_segment`` and the texts (lowered, compiled) of the very program it ran, lowered on the same
+    arguments: the same program, loaded from the compilation cache rather than compiled a second time (where
+    :meth:`Loop.lower`'s abstract arguments would make another)."""
+    program, seen = loop._segment, []
+
+    def spy(*args):
+        seen.append(jax.tree.map(_abstract, args))
+        return program(*args)
+
+    loop._segment = spy
+    try:
+        out = loop.run_segment(state, clock, n, remaining, **kw)
+    finally:
+        loop._segment = program
+    lowered = program.lower(*seen[0])
+    return out, (lowered.as_text(), lowered.compile().as_text())
+
+
+def _count(op, block):
+    return len(re.findall(rf" {op}(?:-start)?\(", block))
+
+
+def _branches(text):
+    """The computations of a compiled text by name, and the branch computations of each of its conditionals."""
+    bodies = {block.strip().split(" ", 1)[0]: block for block in text.split("\n\n")}
+    branches = [re.findall(r"%[\w.\-]+", line.split("branch_computations=")[1].split("}")[0])
+                for line in text.splitlines() if " conditional(" in line]
+    return bodies, branches
+
+
+@pytest.fixture(scope="module")
+def rows_run(tmp_path_factory, meshes):
+    """The main job's 2D loop (rk4, CFL) with rows every 2 steps from step 3 and without rows: a segment of 4
+    steps of each from the same state, the same steps one at a time with each row computed on its own, and the
+    texts of the two programs that ran."""
+    cfg, grid, eq, loop, st = _run_of(tmp_path_factory.mktemp("rows"), meshes, diag_every=2)
     with jax.set_mesh(grid.mesh):
         state = eq.initial_state("taylor-green")
         copies = [jax.tree.map(jnp.copy, state) for _ in range(3)]
-        plain_state, plain = st.run_segment(copies[0], _clock(st, state), 4, math.inf)
-        rows_state, rows = loop.run_segment(copies[1], _clock(loop, state, step=3), 4, math.inf, last=True)
+        (plain_state, plain), plain_texts = _segment_and_texts(st, copies[0], _clock(st, state), 4, math.inf)
+        (rows_state, rows), texts = _segment_and_texts(loop, copies[1], _clock(loop, state, step=3), 4, math.inf,
+                                                        last=True)
         alone, s, t = [], copies[2], 0.0
         row = jax.jit(loop.row)
         one = _clock(st, state)
@@ -210,9 +217,49 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
             s = st.run_segment(s, one, 1, math.inf)[0]
             t = np.float64(np.float64(t) + dt)
             alone.append(np.asarray(row(s, jnp.asarray(t, s.real.dtype), jnp.asarray(dt, s.real.dtype))))
-        assert plain.rows == [] and rows.steps == plain.steps == 4
-        assert rows.dts == plain.dts and rows.energy == plain.energy
-        np.testing.assert_array_equal(np.asarray(rows_state), np.asarray(plain_state))
+    return dict(grid=grid, loop=loop, plain=plain, plain_state=np.asarray(plain_state), plain_texts=plain_texts,
+                rows=rows, rows_state=rows_state, texts=texts, alone=alone)
+
+
+def test_step_program_has_no_host_callbacks(rows_run):
+    """The compiled step program (a diagnostics row, the steps, dt choice, blow-up checks) never calls back into
+    Python (the main job's 2D program on the slab mesh)."""
+    texts = rows_run["texts"]
+    assert "stablehlo.while" in texts[0] and " while(" in texts[1] and "all-to-all" in texts[1]
+    assert " conditional(" in texts[1]  # the rows, computed in the loop after their steps
+    for text in texts:  # no Python callback custom call, no host transfer instruction
+        assert not re.search(r'custom_call(_target="|\s*@)[^"(\s]*callback', text, flags=re.IGNORECASE)
+        assert not re.search(r"\b(outfeed|infeed|send|recv|send-done|recv-done)\(", text)
+
+
+def test_rows_take_their_cfl_number_from_the_next_steps_rate(rows_run):
+    """Under CFL control the diagnostics row transforms nothing for its CFL number: the next step's first stage
+    has the state's rate already, and the segment's last row gets it after the loop. In 2D (whose other
+    diagnostics are spectral) the row's branch holds no FFT and no all-to-all; the program holds one rate
+    computation more than the program without rows, outside the loop (its nonlinear term's inverse transform)."""
+    loop = rows_run["loop"]
+    assert loop.core.rate and loop.core.cfl_position == loop.row.columns.index("cfl")
+    text, plain = rows_run["texts"][1], rows_run["plain_texts"][1]
+    bodies, branches = _branches(text)
+    with_fft = [b for pair in branches for b in pair if _count("fft", bodies[b])]
+    assert len(branches) == 3 and len(with_fft) == 1  # the stage-0 reduction, the row, the last row's rate
+    # the rate's inverse transform: two local FFTs and one all-to-all (the 2D grid leaves out the Nyquist
+    # coefficient, so the half axis splits over the devices: no move back)
+    assert _count("fft", bodies[with_fft[0]]) == 2 and _count("all-to-all", bodies[with_fft[0]]) == 1
+    for op in ("fft", "all-to-all"):
+        assert _count(op, text) == _count(op, plain) + _count(op, bodies[with_fft[0]]), op
+
+
+def test_rows_computed_inside_the_step_loop(rows_run):
+    """The diagnostics rows of a segment are computed inside its loop, after their steps: the steps are those of
+    the program without rows (to the last bit), and each row's values are those of the row computed alone from
+    the state of its step, at the device's time and the step's dt (rows every 2 steps from step 3: after the
+    segment's steps 1 and 3; with ``last``, also after its 4th)."""
+    loop, rows, plain, alone = rows_run["loop"], rows_run["rows"], rows_run["plain"], rows_run["alone"]
+    assert plain.rows == [] and rows.steps == plain.steps == 4
+    assert rows.dts == plain.dts and rows.energy == plain.energy
+    rows_state = rows_run["rows_state"]
+    np.testing.assert_array_equal(np.asarray(rows_state), rows_run["plain_state"])
     assert [i for i, _ in rows.rows] == [1, 3, 4]
     names = loop.row.columns
     cfl = names.index("cfl")
@@ -221,8 +268,8 @@ def test_rows_computed_inside_the_step_loop(tmp_path, meshes):
         # the CFL number, from the next step's first-stage rate (rows 1, 3) or after the loop (row 4): the same
         # number as the equation's own max_rate, to the last bit
         assert values[cfl] == alone[i - 1][cfl] > 0
-    assert rows.rows[0][1].shape == (len(names) + grid.num_shells,)
-    with pytest.raises(ValueError, match="overflows its row buffer"):
+    assert rows.rows[0][1].shape == (len(names) + rows_run["grid"].num_shells,)
+    with jax.set_mesh(rows_run["grid"].mesh), pytest.raises(ValueError, match="overflows its row buffer"):
         loop.run_segment(rows_state, _clock(loop, rows_state), ROWS_PER_SEGMENT * 2 + 1, math.inf)
 
 
@@ -237,27 +284,23 @@ def test_gpu_step_program_branches_nowhere(tmp_path, meshes, integrator):
     programs are built on these CPU devices with ``synced=True`` (what ``host_control_flow`` says on a GPU)."""
     from solvers.stepping.controllers import NEAR_STOP
 
-    def program(synced):
-        cfg, grid, eq, loop, plain = _run_of(tmp_path / str(synced), meshes, synced=synced, integrator=integrator,
-                                             diag_every=2)
-        return grid, eq, loop, plain
-
-    def conditionals(st):
-        return st.lower().compile().as_text().count(" conditional(")
-
     results = {}
     for synced in (False, True):
-        grid, eq, st, plain = program(synced)
-        if synced:
-            assert conditionals(st) == 1 and conditionals(plain) == 0
-        else:  # the stage-0 maximum (rk4; etdrk4 takes the rate before its stages), the row, the last row's rate
-            stage0 = integrator == "rk4"
-            assert conditionals(st) == 2 + stage0 and conditionals(plain) == stage0
+        cfg, grid, eq, st, plain = _run_of(tmp_path / str(synced), meshes, synced=synced, integrator=integrator,
+                                           diag_every=2)
         with jax.set_mesh(grid.mesh):
             state = eq.initial_state("taylor-green")
             dt0 = _clock(plain, state).dt_next
-            seg_state, seg = st.run_segment(jax.tree.map(jnp.copy, state), _clock(st, state), 6, math.inf, last=True)
-            stop_state, stop = plain.run_segment(state, _clock(plain, state), 6, 2.2 * dt0)  # a step, NEAR_STOP
+            (seg_state, seg), texts = _segment_and_texts(st, jax.tree.map(jnp.copy, state), _clock(st, state), 6,
+                                                         math.inf, last=True)
+            (stop_state, stop), plain_texts = _segment_and_texts(plain, state, _clock(plain, state),
+                                                                 6, 2.2 * dt0)  # a step, NEAR_STOP
+        conditionals = texts[1].count(" conditional("), plain_texts[1].count(" conditional(")
+        if synced:
+            assert conditionals == (1, 0)
+        else:  # the stage-0 maximum (rk4; etdrk4 takes the rate before its stages), the row, the last row's rate
+            stage0 = integrator == "rk4"
+            assert conditionals == (2 + stage0, stage0)
         seg.state, stop.state = seg_state, stop_state
         results[synced] = seg, stop
     (seg, stop), (seg_g, stop_g) = results[False], results[True]
@@ -275,7 +318,7 @@ def test_one_dispatch_and_one_transfer_per_segment_of_rows(tmp_path, meshes, mon
     ``ROWS_PER_SEGMENT`` rows per program and reads back one array per program; the CSV has every row. (Counted
     from the outputs' ``start``, after the row of the initial state, which has a program of its own.)"""
     steps = 3 * ROWS_PER_SEGMENT + 6
-    cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=32, ic="taylor-green", params={"nu": 0.01}, diag_every=3,
+    cfg = _cfg(tmp_path, equation="navier-stokes-2d", n=16, ic="taylor-green", params={"nu": 0.01}, diag_every=3,
                max_steps=steps, t_end=10.0)
     calls = {"program": 0, "get": 0}
     loops = []
@@ -327,7 +370,7 @@ def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch)
     run.json records the choice and the timings."""
     cache = tmp_path / "autotune.json"
     monkeypatch.setenv("XFFT_AUTOTUNE_CACHE", str(cache))
-    key = xfft._autotune.cache_key((16, 16, 16), "float64", "solvers:navier-stokes")
+    key = xfft._autotune.cache_key((16, 16), "float64", "solvers:navier-stokes-2d")
     timings = [{"mesh": [8], "order": "natural", "backend": "native", "seconds": 2.0},
                {"mesh": [2, 4], "order": "natural", "backend": "native", "seconds": 0.5}]
     for fast in ((2, 4), (8,)):
@@ -335,7 +378,8 @@ def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch)
         cache.write_text(json.dumps({key: {"choice": {k: best[k] for k in ("mesh", "order", "backend")},
                                            "timings": timings}}))
         out = tmp_path / f"run{len(fast)}"
-        s = run(_cfg(out, integrator="rk4", max_steps=2, mesh="auto", ic="taylor-green", params={"nu": 0.01}))
+        s = run(_cfg(out, equation="navier-stokes-2d", n=16, integrator="rk4", max_steps=2, mesh="auto",
+                     ic="taylor-green", params={"nu": 0.01}))
         assert tuple(s["mesh"].values()) == fast
         recorded = json.loads((out / "run.json").read_text())["mesh_autotune"]
         assert recorded["choice"]["mesh"] == list(fast) and recorded["cached"] and recorded["timings"] == timings
@@ -345,12 +389,16 @@ def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch)
 @pytest.mark.parametrize("kind", ["slab", "pencil"])
 def test_transposed_order_natural_views_equal_the_natural_grid(meshes, kind):
     """The main job's grids keep spectra in the transposed order; converted to natural order the state, and the
-    diagnostics, equal those of a natural-order grid (RK4, 3 steps, float64)."""
+    diagnostics, equal those of a natural-order grid (RK4, 3 steps, float64, from the spectrum of the same random
+    velocity field on each)."""
     out = {}
+    velocity = np.random.default_rng(1).standard_normal((3, 16, 16, 16))
     for order in ("natural", "transposed"):
         g = SpectralGrid(16, meshes[kind], dtype=jnp.float64, order=order)
         eq = NavierStokes(g, nu=0.01)
-        u = RK4(eq).advance(eq.initial_state("random-isotropic", seed=1, k0=3.0, energy=1.0), 0.0, 0.01, 3)
+        with jax.set_mesh(g.mesh):
+            u0 = jax.jit(lambda f, g=g: g.dealias(g.rfft(f)))(jax.device_put(velocity, g.real_sharding(1)))
+        u = RK4(eq).advance(u0, 0.0, 0.01, 3)
         with jax.set_mesh(g.mesh):
             out[order] = (np.asarray(jax.jit(g.to_natural)(u)), np.asarray(jax.jit(eq.spectrum)(u)), u.shape, g)
     nat, tr = out["natural"], out["transposed"]

@@ -20,8 +20,14 @@ HEAT = Path(__file__).with_name("heat_walls.py")
 
 
 def _field(grid):
-    c = grid.coordinates()
-    return grid.forward(jnp.exp(c[0]) * jnp.cos(c[1]) + jnp.sin(2 * c[-1]) * c[0] ** 2)
+    """A smooth field's coefficients, from one compiled program (eager operations on sharded arrays would compile
+    one program each)."""
+    def make():
+        c = grid.coordinates()
+        return grid.forward(jnp.exp(c[0]) * jnp.cos(c[1]) + jnp.sin(2 * c[-1]) * c[0] ** 2)
+
+    with jax.set_mesh(grid.mesh):
+        return jax.jit(make)()
 
 
 @pytest.mark.parametrize("shape, kind", [((17, 16), "slab"), ((9, 8, 8), "pencil")])

@@ -21,7 +21,7 @@ from xfft.backends import BackendFallbackWarning
 HAS_JD = "jaxdecomp" in xfft.available_backends()
 needs_jd = pytest.mark.skipif(not HAS_JD, reason='jaxdecomp is not installed (pip install "xfft[jaxdecomp]")')
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHAPE = (16, 32, 24)  # every mesh below divides the jaxdecomp layouts of this grid
+SHAPE = (8, 16, 24)  # every mesh below divides the jaxdecomp layouts of this grid
 
 
 def _jd(strict: bool | None = None, engine: str = "auto"):
@@ -72,9 +72,9 @@ def test_env_var_sets_default(monkeypatch, recorder):
 
 
 def test_env_var_in_fresh_process():
+    """XFFT_BACKEND set in a fresh process (the unset case runs in ``test_import_is_lazy``'s process)."""
     code = "import xfft; print(xfft.default_backend(), xfft.backends.get_backend().name)"
     assert _run(code, XFFT_BACKEND="native") == "native native"
-    assert _run(code, XFFT_BACKEND=None) == "native native"
 
 
 def test_use_backend_context_manager(monkeypatch, recorder):
@@ -118,10 +118,13 @@ def test_backend_object_is_accepted(recorder):
 
 
 def test_import_is_lazy():
+    """jaxdecomp is not imported by ``import xfft`` nor a native transform; in a fresh process without
+    XFFT_BACKEND the default is native."""
     code = ("import sys, xfft; a = 'jaxdecomp' in sys.modules; xfft.xfft3d(__import__('numpy').ones((4, 4, 4))); "
             "b = 'jaxdecomp' in sys.modules; names = xfft.available_backends(); "
-            "print(a, b, ('jaxdecomp' in sys.modules) == ('jaxdecomp' in names))")
-    assert _run(code) == "False False True"
+            "print(a, b, ('jaxdecomp' in sys.modules) == ('jaxdecomp' in names), xfft.default_backend(), "
+            "xfft.backends.get_backend().name)")
+    assert _run(code, XFFT_BACKEND=None) == "False False True native native"
 
 
 def test_missing_jaxdecomp_gives_install_hint(monkeypatch):
@@ -163,13 +166,18 @@ def test_fallback_warning_is_not_an_error_under_pytest():
 
 # -- jaxdecomp against numpy ----------------------------------------------------------------------------------
 
-JD_CASES = [((8,), "auto", np.complex64), ((8,), "explicit", np.complex64), ((8,), "auto", np.complex128),
-            ((8,), "explicit", np.complex128), ((2, 4), "auto", np.complex64), ((2, 4), "explicit", np.complex64),
-            ((2, 4), "auto", np.complex128), ((2, 4), "explicit", np.complex128),
-            ((8, 1), "explicit", np.complex64), ((1, 8), "auto", np.complex64), ((1, 8), "explicit", np.complex64),
-            ((4, 2), "auto", np.complex64), ((4, 2), "explicit", np.complex128)]
-# The public-API engine on the 2D meshes (one-axis meshes always use the kernel).
-JD_CASES = [c + ("kernel",) for c in JD_CASES] + [c + ("pfft3d",) for c in JD_CASES if len(c[0]) == 2]
+# A sample, not the full product: every mesh shape, both axis types, both dtypes and both engines appear, each
+# mesh shape with each axis type or dtype somewhere; the public-API engine (pfft3d) only on 2D meshes (one-axis
+# meshes always use the kernel).
+JD_CASES = [((8,), "auto", np.complex64, "kernel"),  # slab, Auto
+            ((8,), "explicit", np.complex128, "kernel"),  # slab, Explicit, float64
+            ((2, 4), "auto", np.complex128, "kernel"),  # pencil, Auto, float64
+            ((2, 4), "explicit", np.complex64, "kernel"),  # pencil, Explicit
+            ((8, 1), "explicit", np.complex64, "kernel"),  # size-one second mesh axis
+            ((1, 8), "auto", np.complex64, "kernel"),  # size-one first mesh axis
+            ((4, 2), "explicit", np.complex128, "kernel"),  # the other pencil
+            ((4, 2), "auto", np.complex64, "pfft3d"),
+            ((1, 8), "explicit", np.complex64, "pfft3d")]
 
 
 def _jd_and_native(x, backend):
@@ -206,9 +214,9 @@ def test_jaxdecomp_matches_numpy_and_native_layout(mesh_shape, axis_types, dtype
 
 
 @needs_jd
-@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
-def test_jaxdecomp_norms_and_batch_eager(norm, mesh_shape):
+@pytest.mark.parametrize("mesh_shape,norms", [((8,), ("forward",)), ((2, 4), ("backward", "ortho"))],
+                         ids=["slab-forward", "pencil-backward-ortho"])
+def test_jaxdecomp_norms_and_batch_eager(norms, mesh_shape):
     """Eager calls by name, two leading batch axes, every norm: numpy's values, normalized over the grid only."""
     m = mesh(mesh_shape, "explicit")
     shape = (2, 3) + SHAPE
@@ -217,7 +225,7 @@ def test_jaxdecomp_norms_and_batch_eager(norm, mesh_shape):
     x = put(a, s)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallbackWarning)
-        for engine in ("kernel", "pfft3d"):
+        for norm, engine in ((norm, engine) for norm in norms for engine in ("kernel", "pfft3d")):
             k = xfft.xfft3d(x, norm=norm, backend="jaxdecomp" if engine == "kernel" else _jd(engine=engine))
             back = xfft.ixfft3d(k, norm=norm, backend="jaxdecomp" if engine == "kernel" else _jd(engine=engine))
             ref = np.fft.fftn(a, axes=(2, 3, 4), norm=norm)
@@ -230,8 +238,8 @@ _NATIVE_HLO: dict = {}  # per pytest worker: native's compiled HLO text per (mes
 
 
 @needs_jd
-@pytest.mark.parametrize("engine", ["kernel", "pfft3d"])
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
+@pytest.mark.parametrize("mesh_shape,engine", [((8,), "kernel"), ((2, 4), "kernel"), ((2, 4), "pfft3d")],
+                         ids=["slab-kernel", "pencil-kernel", "pencil-pfft3d"])  # (a slab always runs the kernel)
 def test_jaxdecomp_translation_moves_no_data(mesh_shape, engine):
     """Same all-to-all count as native and no other collective: the natural-order translation is local."""
     m = mesh(mesh_shape, "explicit")
@@ -347,13 +355,11 @@ def _grads(x, w, b):
     return [jax.grad(_grad_loss)(v, b, w) for v in (x, jnp.real(x))]
 
 
-_NATIVE_GRADS: dict = {}  # per pytest worker: native's gradients, shared by both engines' cases of a mesh
-
-
 @needs_jd
-@pytest.mark.parametrize("engine", ["kernel", "pfft3d"])
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4), (1, 8)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("axis_types", ["auto", "explicit"])
+@pytest.mark.parametrize("mesh_shape,axis_types,engine", [
+    ((8,), "auto", "kernel"),  # slab, Auto, the kernel engine
+    ((2, 4), "explicit", "pfft3d"),  # pencil, Explicit, the public-API engine
+], ids=_ids)
 def test_gradients_agree_with_native(mesh_shape, axis_types, engine):
     m = mesh(mesh_shape, axis_types)
     s = xfft.real_sharding(m, SHAPE)
@@ -363,22 +369,20 @@ def test_gradients_agree_with_native(mesh_shape, axis_types, engine):
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallbackWarning)
         g_jds = _grads(x, w, backend)
-    key = (mesh_shape, axis_types)
-    if key not in _NATIVE_GRADS:
-        _NATIVE_GRADS[key] = _grads(x, w, "native")
-    for g_jd, g_native in zip(g_jds, _NATIVE_GRADS[key]):  # complex and real inputs
+    for g_jd, g_native in zip(g_jds, _grads(x, w, "native")):  # complex and real inputs
         assert rel_err(g_jd, g_native) < 1e-12
         assert g_jd.sharding.is_equivalent_to(g_native.sharding, 3)
 
 
 @needs_jd
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
-def test_kernel_engine_jvp_and_linear_transpose(mesh_shape):
+@pytest.mark.parametrize("mesh_shape,direction", [((8,), "forward"), ((2, 4), "inverse")],
+                         ids=["slab-forward", "pencil-inverse"])
+def test_kernel_engine_jvp_and_linear_transpose(mesh_shape, direction):
     """The kernel engine is plain JAX: jax.jvp and jax.linear_transpose equal native's (eager and jitted)."""
     m = mesh(mesh_shape, "explicit")
     x = put(random(SHAPE, np.complex128, seed=10), xfft.real_sharding(m, SHAPE))
-    k = xfft.xfft3d(x)
-    for fwd, arg in ((xfft.xfft3d, x), (xfft.ixfft3d, k)):
+    pair = (xfft.xfft3d, x) if direction == "forward" else (xfft.ixfft3d, xfft.xfft3d(x))
+    for fwd, arg in (pair,):
         f_jd = lambda v, f=fwd: f(v, backend="jaxdecomp")  # noqa: E731
         f_nat = lambda v, f=fwd: f(v, backend="native")  # noqa: E731
         _, t_jd = jax.jvp(f_jd, (arg,), (arg,))
@@ -411,8 +415,7 @@ def test_transposed_order_on_backend_without_it_falls_back_once():
 
 
 @needs_jd
-@pytest.mark.parametrize("engine", ["kernel", "pfft3d"])
-@pytest.mark.parametrize("axis_types", ["explicit", "auto"])
+@pytest.mark.parametrize("axis_types,engine", [("explicit", "kernel"), ("auto", "pfft3d")])
 def test_jaxdecomp_size_one_mesh_axis(axis_types, engine):
     """A slab written as jaxDecomp users write it: mesh (8, 1), input ``P('a', 'b', None)`` (issue 12).
 

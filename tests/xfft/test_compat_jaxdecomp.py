@@ -18,6 +18,8 @@ MESHES = [(8, 1), (1, 8), (2, 4)]
 
 @pytest.mark.parametrize("mshape", MESHES, ids=lambda m: "x".join(map(str, m)))
 def test_pfft3d_pifft3d_and_freqs_equal_jaxdecomp(mshape):
+    """Every mesh: forward, inverse and the float64 frequencies; the pencil also the other norms and the
+    float32 frequencies (eager calls, each its own programs)."""
     m = mesh(mshape, "auto")
     a = random((8, 16, 24), np.float64, seed=2)
     x = put(a, NamedSharding(m, P("x", "y")))
@@ -34,12 +36,12 @@ def test_pfft3d_pifft3d_and_freqs_equal_jaxdecomp(mshape):
     np.testing.assert_allclose(np.asarray(back), np.asarray(back_ref), atol=1e-13)
     np.testing.assert_allclose(np.asarray(back).real, a, atol=1e-13)
     assert back.sharding.is_equivalent_to(back_ref.sharding, 3) and back.dtype == back_ref.dtype
-    for norm in ("ortho", "forward"):
+    for norm in ("ortho", "forward") if mshape == (2, 4) else ():
         with jax.set_mesh(m):
             r, g = jd.pfft3d(x, norm=norm), xjd.pfft3d(x, norm=norm)
         np.testing.assert_allclose(np.asarray(g), np.asarray(r), atol=1e-12 * np.abs(np.asarray(r)).max())
     for fn, ours in [(jd.fftfreq3d, xjd.fftfreq3d), (jd.rfftfreq3d, xjd.rfftfreq3d)]:
-        for k in (ref, ref.astype(jnp.complex64)):
+        for k in (ref, ref.astype(jnp.complex64)) if mshape == (2, 4) else (ref,):
             for want, have in zip(fn(k), ours(k), strict=True):
                 assert have.shape == want.shape and have.dtype == want.dtype
                 eps = np.finfo(want.dtype).eps  # (jaxDecomp's jit may fuse 2 * pi: one rounding apart)
@@ -61,8 +63,8 @@ def test_pfft3d_on_explicit_and_one_axis_meshes_and_one_all_to_all():
         assert count_op(hlo(xjd.pfft3d, x), "all-gather") == 0
 
 
-@pytest.mark.parametrize("periodic", [True, False], ids=["periodic", "open"])
-@pytest.mark.parametrize("mshape", MESHES, ids=lambda m: "x".join(map(str, m)))
+@pytest.mark.parametrize("mshape,periodic", [((8, 1), True), ((1, 8), False), ((2, 4), True), ((2, 4), False)],
+                         ids=["8x1-periodic", "1x8-open", "2x4-periodic", "2x4-open"])
 def test_halo_exchange_equals_jaxdecomp(mshape, periodic):
     m = mesh(mshape, "auto")
     a = random((48, 32, 4), np.float64, seed=4)  # blocks padded by 2 already (as JaxPM's slice_pad leaves them)

@@ -16,11 +16,17 @@ def test_dense_dct1_where_the_extension_has_a_large_prime_factor():
     either axis, forward and inverse; 129 points (length 256) keep the FFT."""
     assert [n for n in (32, 33, 128, 129, 384, 512) if dense_dct1(n)] == [32, 128, 384]
     for n in (32, 128, 129):
-        for shape, axis in (((n, 6), 0), ((5, n), 1)):
-            x = random(shape, np.float64, seed=n)
-            for fwd, ref in ((xfft.xdctn, sf.dctn), (xfft.ixdctn, sf.idctn)):
-                def run(a, fwd=fwd, axis=axis):
-                    return fwd(a, type=1, axes=axis, norm="forward")
-                got, want = np.asarray(jax.jit(run)(x)), ref(x, type=1, axes=axis, norm="forward")
-                assert np.max(np.abs(got - want)) < 1e-13 * np.max(np.abs(want)), (n, axis, fwd)
-                assert ("stablehlo.fft" in jax.jit(run).lower(x).as_text()) != dense_dct1(n), (n, axis)
+        cases = [(shape, axis, fwd, ref) for shape, axis in (((n, 6), 0), ((5, n), 1))
+                 for fwd, ref in ((xfft.xdctn, sf.dctn), (xfft.ixdctn, sf.idctn))]
+        xs = {shape: random(shape, np.float64, seed=n) for shape, _, _, _ in cases}
+
+        @jax.jit
+        def every(xs, cases=cases):  # one program per length: both axes, forward and inverse
+            return [fwd(xs[shape], type=1, axes=axis, norm="forward") for shape, axis, fwd, _ in cases]
+
+        for (shape, axis, fwd, ref), got in zip(cases, every(xs)):
+            x = xs[shape]
+            want = ref(x, type=1, axes=axis, norm="forward")
+            assert np.max(np.abs(np.asarray(got) - want)) < 1e-13 * np.max(np.abs(want)), (n, axis, fwd)
+            text = jax.jit(lambda a, fwd=fwd, axis=axis: fwd(a, type=1, axes=axis, norm="forward")).lower(x).as_text()
+            assert ("stablehlo.fft" in text) != dense_dct1(n), (n, axis)

@@ -49,8 +49,7 @@ def test_xmeshgrid_values_sharding_and_memory(axis_types):
             assert count_op(used.as_text(), "all-gather") == 0
 
 
-@pytest.mark.parametrize("real", [False, True])
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)])
+@pytest.mark.parametrize("mesh_shape,real", [((8,), False), ((2, 4), True)], ids=["slab-c2c", "pencil-r2c"])
 def test_wavenumbers_match_numpy_and_spectrum_layout(real, mesh_shape):
     m = mesh(mesh_shape, "explicit")
     shape = (16, 32, 24)
@@ -79,8 +78,8 @@ def test_wavenumbers_match_numpy_and_spectrum_layout(real, mesh_shape):
     assert compiled.memory_analysis().temp_size_in_bytes <= 3 * spec.size * 8 // m.size
 
 
-@pytest.mark.parametrize("axis_types", AXIS_TYPES)
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)])
+@pytest.mark.parametrize("mesh_shape,axis_types", [((8,), "explicit"), ((2, 4), "auto")],
+                         ids=["slab-explicit", "pencil-auto"])
 def test_spectral_derivative_float32(axis_types, mesh_shape):
     """d/dx [sin(x) cos(2y)] = cos(x) cos(2y) to 1e-5 in float32, via wavenumbers and the r2c transforms."""
     m = mesh(mesh_shape, axis_types)
@@ -102,8 +101,10 @@ def test_spectral_derivative_float32(axis_types, mesh_shape):
     assert du.sharding.is_equivalent_to(u.sharding, 3)
 
 
-@pytest.mark.parametrize("axis_types", AXIS_TYPES)
-@pytest.mark.parametrize("shift", [1, -3, 2, 5, 8, 13, -17, 0])
+# shifts within a block, of a whole block (2 rows), across blocks (negative), more than half the axis, past the
+# length, zero; the axis types alternate
+@pytest.mark.parametrize("shift,axis_types", [(1, "explicit"), (-3, "auto"), (2, "explicit"), (13, "auto"),
+                                              (-17, "explicit"), (0, "auto")])
 def test_xroll_matches_numpy_on_sharded_axis(axis_types, shift):
     m = mesh((8,), axis_types)
     a = random((16, 6, 4), np.float32, seed=shift % 7)
@@ -128,8 +129,7 @@ def test_xroll_pencil_multi_axis_and_hlo():
         jax.jit(lambda x: jnp.roll(x, 1, 1))(x)
 
 
-@pytest.mark.parametrize("real", [False, True], ids=["c2c", "r2c"])
-@pytest.mark.parametrize("mesh_shape", [(8,), (2, 4)], ids=["slab", "pencil"])
+@pytest.mark.parametrize("mesh_shape,real", [((8,), True), ((2, 4), False)], ids=["slab-r2c", "pencil-c2c"])
 def test_wavenumbers_and_derivative_in_transposed_order(real, mesh_shape):
     """wavenumbers(order="transposed") still returns (kx, ky, kz), each along the spectrum axis spectral_axes
     names and sharded like it, so i kx û of a transposed spectrum is the permuted spectrum of du/dx."""

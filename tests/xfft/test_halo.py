@@ -66,8 +66,16 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("periodic", [True, False], ids=["periodic", "zeros"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{'x'.join(map(str, c[0]))}-{c[1]}-{len(c[3])}d-w{c[4]}")
+def _case_id(c):
+    return f"{'x'.join(map(str, c[0]))}-{c[1]}-{len(c[3])}d-w{c[4]}"
+
+
+# every case, both ends (periodic and zeros) on the slab and on the pencil of whole-block widths
+SAMPLE = [(0, True), (0, False), (1, True), (1, False), (2, False), (3, True), (4, False)]
+
+
+@pytest.mark.parametrize("case,periodic", [(CASES[i], p) for i, p in SAMPLE],
+                         ids=[f"{_case_id(CASES[i])}-{'periodic' if p else 'zeros'}" for i, p in SAMPLE])
 def test_values_adjoint_and_gradient(case, periodic):
     mshape, types, spec, shape, width = case
     m = mesh(mshape, types)
@@ -76,20 +84,24 @@ def test_values_adjoint_and_gradient(case, periodic):
     blocks = [m.shape[s] if s else 1 for s in tuple(spec) + (None,) * (len(shape) - len(spec))]
     widths = [width * (p > 1) for p in blocks] if isinstance(width, int) else list(width)
 
-    y = jax.jit(lambda x: xfft.halo_pad(x, width, periodic))(x)
-    np.testing.assert_array_equal(np.asarray(y), ref_pad(a, widths, blocks, periodic))
-    assert y.shape == tuple(n + 2 * w * p for n, w, p in zip(shape, widths, blocks))
-    assert y.sharding.is_equivalent_to(NamedSharding(m, spec), len(shape))
+    padded_shape = tuple(n + 2 * w * p for n, w, p in zip(shape, widths, blocks))
+    c = random(padded_shape, np.float64, seed=2)
+    cy = put(c, NamedSharding(m, spec))
 
-    c = random(y.shape, np.float64, seed=2)
-    cy = put(c, y.sharding)
-    r = jax.jit(lambda c: xfft.halo_reduce(c, width, periodic))(cy)
+    @jax.jit
+    def run(x, cy):  # one program: pad, reduce, and the vjp of each
+        pad = lambda x: xfft.halo_pad(x, width, periodic)  # noqa: E731
+        red = lambda c: xfft.halo_reduce(c, width, periodic)  # noqa: E731
+        return pad(x), red(cy), jax.vjp(pad, x)[1](cy)[0], jax.vjp(red, cy)[1](x)[0]
+
+    y, r, pad_t, red_t = run(x, cy)
+    np.testing.assert_array_equal(np.asarray(y), ref_pad(a, widths, blocks, periodic))
+    assert y.shape == padded_shape
+    assert y.sharding.is_equivalent_to(NamedSharding(m, spec), len(shape))
     np.testing.assert_allclose(np.asarray(r), ref_reduce(c, widths, blocks, periodic), rtol=1e-14, atol=1e-14)
     # the vjp of each is the other, to the bit
-    _, vjp = jax.vjp(lambda x: xfft.halo_pad(x, width, periodic), x)
-    np.testing.assert_array_equal(np.asarray(vjp(cy)[0]), np.asarray(r))
-    _, vjp = jax.vjp(lambda c: xfft.halo_reduce(c, width, periodic), cy)
-    np.testing.assert_array_equal(np.asarray(vjp(x)[0]), np.asarray(y))
+    np.testing.assert_array_equal(np.asarray(pad_t), np.asarray(r))
+    np.testing.assert_array_equal(np.asarray(red_t), np.asarray(y))
     np.testing.assert_allclose(np.vdot(np.asarray(y), c), np.vdot(a, np.asarray(r)), rtol=1e-12)
 
 
