@@ -49,10 +49,15 @@ def max_change_and_diagnostics(eq, s, s0=None, dt=0.01):
 
 def fields_and_diagnostics(eq, s, dt=0.01, mean_profile=False):
     """The equation's physical fields of ``s`` (numpy), its diagnostics (floats) and, if asked, its mean profile's
-    Chebyshev coefficients (numpy), from one compiled program."""
-    def both(s):
-        return eq.physical_fields(s), eq.diagnostics(s, 0.0, dt), eq.mean_profile(s) if mean_profile else None
+    Chebyshev coefficients (numpy), from one compiled program (one per equation and ``mean_profile``, however many
+    calls)."""
+    key = f"_tests_jitted_fields_{bool(mean_profile)}"
+    jitted = eq.__dict__.get(key)
+    if jitted is None:
+        def both(s, dt):
+            return eq.physical_fields(s), eq.diagnostics(s, 0.0, dt), eq.mean_profile(s) if mean_profile else None
+        jitted = eq.__dict__[key] = jax.jit(both)
     with jax.set_mesh(eq.grid.mesh):
-        fields, diag, profile = jax.device_get(jax.jit(both)(s))
+        fields, diag, profile = jax.device_get(jitted(s, dt))
     out = {k: np.asarray(v) for k, v in fields.items()}, {k: float(v) for k, v in diag.items()}
     return out + ((np.asarray(profile),) if mean_profile else ())

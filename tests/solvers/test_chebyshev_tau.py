@@ -6,7 +6,7 @@ max-coefficient error over N in {8, 16, 33, 64, 128, 256}, lam in {0, 1e-2, 1, 1
 2.4e-13 (float32 against the same float64 reference: 3.3e-6). That is the dense solve's own error: against a
 long-double iteratively refined dense solution the O(N) solver errs by at most 1.6e-14, the dense LAPACK solve by
 2.4e-13. Clamped solve vs the dense (2N+2)-square tau system, h * kappa2 in [1e-4, 1e6], N in {8, 16, 33, 64}:
-8.5e-14 (tested: N in {8, 33, 64})."""
+8.5e-14 (tested: N in {33, 64}; N = 16 and 20 in the batched and sharded tests)."""
 
 import functools
 
@@ -130,9 +130,10 @@ def dense_sweep(n_big: int, bc: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 @pytest.mark.parametrize("bc", ["dirichlet", "neumann"])
-@pytest.mark.parametrize("n_big", [8, 16, 33, 64, 128, 256])
+@pytest.mark.parametrize("n_big", [8, 16, 33, 64, 256])
 def test_helmholtz_matches_dense_tau(n_big, bc):
-    """float64, all seven lam at once: relative error <= 1e-12 (measured <= 2.4e-13)."""
+    """float64, all seven lam at once: relative error <= 1e-12 (measured <= 2.4e-13). (N = 8 to 64: the shapes of
+    the convergence test, compiled once for both; 256 the float32 test's; 128 measured, not compiled here.)"""
     lams, f, edges, ref = dense_sweep(n_big, bc)
     u = helmholtz(f, lams, bc, edges[0], edges[1])
     assert u.dtype == jnp.complex128
@@ -220,7 +221,7 @@ def test_helmholtz_gradient_matches_finite_differences():
     np.testing.assert_allclose(loss(lam)[1], fd, rtol=1e-8)
 
 
-@pytest.mark.parametrize("n_big", [8, 33, 64])
+@pytest.mark.parametrize("n_big", [33, 64])  # an even and an odd count of coefficients; N = 20 and 16 below
 def test_clamped_matches_dense_tau(n_big):
     rng = np.random.default_rng(10 + n_big)
     cases = [(1e-4, 1.0), (1e-2, 1.0), (1.0, 1.0), (1e-3, 100.0), (10.0, 1e5), (1.0, 1e6), (0.1, 1e-3)]
