@@ -53,7 +53,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import solvers  # noqa: E402
 import xfft  # noqa: E402
-from solvers import ETDRK4, PoissonWalls, RayleighBenardFreeSlip, SpectralGrid  # noqa: E402
+from solvers import ETDRK4, PoissonWalls, RayleighBenardFreeSlip  # noqa: E402
 from solvers.equations.rayleigh_benard import K_CRITICAL, RA_CRITICAL, growth_rate  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
@@ -118,7 +118,7 @@ assert err < 1e-13
 # `Ra_c = 27 pi^4 / 4` with `k_c = pi / sqrt(2)`. The solver's rate of the critical mode, just below and above:
 
 # %%
-grid = SpectralGrid((8, 8), slab, ndim=2, box_length=(1.0, 2 * math.pi / K_CRITICAL), dtype=jnp.float64)
+grid = RayleighBenardFreeSlip.make_grid((8, 8), slab, lengths=(2 * math.pi / K_CRITICAL,), dtype=jnp.float64)
 eq = RayleighBenardFreeSlip(grid, Ra=650.0, Pr=1.0, amplitude=1e-8)
 s0 = eq.initial_state("single-mode")
 # the states at t = 1 and t = 2 (the decaying root is gone after t = 1), with Ra a float parameter of the run
@@ -141,7 +141,7 @@ assert abs(ra_c / RA_CRITICAL - 1) < 1e-4
 # agree once the rolls are steady.
 
 # %%
-grid = SpectralGrid((16, 32), slab, ndim=2, box_length=(1.0, 2 * math.pi / K_CRITICAL), dtype=jnp.float64)
+grid = RayleighBenardFreeSlip.make_grid((16, 32), slab, lengths=(2 * math.pi / K_CRITICAL,), dtype=jnp.float64)
 eq = RayleighBenardFreeSlip(grid, Ra=2000.0, Pr=1.0, amplitude=1e-2)
 integ = ETDRK4(eq)
 state, t, history = eq.initial_state("single-mode"), 0.0, []

@@ -115,19 +115,14 @@ class RayleighBenard(Equation):
                          real_last=None if cls.half_spectrum else False)
 
     def _convection_grid(self, grid: Grid) -> Grid:
+        """``grid``, checked: its first axis is the wall condition's basis on ``[0, 1]`` (the plates). A grid is
+        never replaced: a periodic grid is refused with the call that builds the right one."""
         first = grid.bases[0]
         if type(first) is self.wall_basis and first.domain == (0.0, 1.0):
             return grid
-        if self.half_spectrum:  # no-slip: the grid is checked, never replaced (free-slip builds its sine/cosine grid)
-            got = f"the interval {first.domain}" if type(first) is self.wall_basis else type(first).__name__
-            raise ValueError(f"{self.label()}: grid axis 0 must be {self.wall_basis.__name__} on [0, 1] (the plates), "
-                             f"got {got}; build the grid with {self.label()}.make_grid(shape, mesh)")
-        if grid.box_length[0] != 1.0:
-            raise ValueError(f"{self.label()}: the depth (box length of the first axis, z) must be 1, got "
-                             f"{grid.box_length[0]:g}")
-        return type(self).make_grid(grid.modes, grid.mesh, lengths=grid.box_length[1:], dtype=grid.dtype,
-                               dealias=grid.dealias_rule, backend=grid.backend,
-                               points=grid.shape if grid.stored_on_more_points else None)
+        got = f"the interval {first.domain}" if type(first) is self.wall_basis else type(first).__name__
+        raise ValueError(f"{self.label()}: grid axis 0 must be {self.wall_basis.__name__} on [0, 1] (the plates), "
+                         f"got {got}; build the grid with {self.label()}.make_grid(shape, mesh, lengths=...)")
 
     def temperature(self, s) -> jax.Array:
         """Total temperature ``1 - z + theta`` in physical space (real sharding)."""
