@@ -6,7 +6,9 @@ Import it before ``jax`` (``benchmarks/`` is the running script's directory, so 
 from __future__ import annotations
 
 import os
+import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -45,3 +47,35 @@ def paired_ratio(num: list[float], den: list[float]) -> dict[str, float]:
     r = sorted(a / b for a, b in zip(num, den, strict=True))
     q = statistics.quantiles(r, n=4) if len(r) > 1 else [r[0]] * 3
     return {"median": statistics.median(r), "q1": q[0], "q3": q[2]}
+
+
+def uptime() -> str:
+    """``uptime``'s line (the load averages a result records beside its times), or the load averages alone where
+    the command is missing."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "load average: " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo`` on Linux; ``platform.processor()`` elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run_info(load_before: str) -> dict:
+    """What every result records beside its numbers: the date, the machine and its devices, the load before
+    (``load_before``, :func:`uptime` taken before the measurements) and now, and JAX's version."""
+    import jax
+
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": f"{platform.machine()} ({cpu_model()}), {os.cpu_count()} cores, {jax.device_count()} "
+                       f"{jax.devices()[0].platform} devices",
+            "load": {"before": load_before, "after": uptime()},
+            "jax": jax.__version__}

@@ -14,10 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
-import time
 from pathlib import Path
 
 import _timing  # (8 CPU devices; imported before jax)
@@ -30,20 +26,6 @@ from jax.sharding import PartitionSpec as P
 import xfft
 
 OUT = Path(__file__).resolve().parent / "results"
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def case(mesh_shape: tuple[int, ...], n: int, width: int, repeats: int) -> dict:
@@ -89,14 +71,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=str(OUT / "halo.json"))
     args = ap.parse_args(argv)
-    before = uptime()
+    before = _timing.uptime()
     rows = [case(ms, args.size, w, args.repeats) for ms in [(8,), (2, 4)] for w in args.widths]
     result = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()} ({cpu_model()}), {os.cpu_count()} cores, {jax.device_count()} "
-                   f"{jax.devices()[0].platform} devices",
-        "load": {"before": before, "after": uptime()},
-        "jax": jax.__version__,
+        **_timing.run_info(before),
         "rows": rows,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -26,10 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
-import subprocess
-import time
 from functools import partial
 from pathlib import Path
 
@@ -45,20 +41,6 @@ import xfft
 OUT = Path(__file__).resolve().parent / "results"
 NYQUIST = math.pi * (1 - 1e-6)  # the Nyquist wavenumber of unit cells (less a margin for rounding)
 DT = 0.1  # the step's dt in units where the force is grad(laplacian^-1 delta) on a mesh of unit cells
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 # ----- xfft ---------------------------------------------------------------------------------------------------
@@ -221,14 +203,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     if args.halo < 2 or args.halo % 2:
         ap.error("--halo must be an even number >= 2")
-    before = uptime()
+    before = _timing.uptime()
     row = run(args.n, tuple(args.mesh), args.repeats, args.halo, args.displacement)
     result = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()} ({cpu_model()}), {os.cpu_count()} cores, {jax.device_count()} "
-                   f"{jax.devices()[0].platform} devices",
-        "load": {"before": before, "after": uptime()},
-        "jax": jax.__version__,
+        **_timing.run_info(before),
         "jaxdecomp": __import__("jaxdecomp").__version__,
         "rows": [row],
     }
