@@ -171,7 +171,8 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         return eq.nonlinear_and_rate(state, t, jnp.max)[1] if self.fuses_rate(state, t) else eq.max_rate(state)
 
     def stage_loop(self, state: State, t: jax.Array, dt: jax.Array, rate: bool, offsets: jax.Array,
-                   update: Callable, init: tuple, synced: bool = False) -> tuple[tuple, StepAux]:
+                   update: Callable, init: tuple, synced: bool = False,
+                   linear: bool = True) -> tuple[tuple, StepAux]:
         """The stage loop of an explicit Runge-Kutta scheme: ``update(i, regs, f, dt) -> regs`` folds stage ``i``'s
         right-hand side ``L y + N(y, t + offsets[i] dt)`` (``y = regs[0]``) into the registers (``init``).
 
@@ -180,8 +181,9 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         first stage also gives the rate of ``state``: from the nonlinear term's own physical fields where the
         equation fuses them, its maximum in a ``lax.cond`` taken in the first stage only (``synced``, on a GPU, where
         a branch costs a round trip to the host: every stage takes it and the first is kept), else ``max_rate``
-        once before the loop. Returns ``(regs, StepAux)``."""
-        lin = self.equation.linear()
+        once before the loop. ``linear=False`` (an IMEX scheme, whose linear part ``update`` treats): ``f`` is the
+        nonlinear term alone. Returns ``(regs, StepAux)``."""
+        lin = self.equation.linear() if linear else None
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
         fused = rate and self.fuses_rate(state, t)
         gpu = fused and (synced or _on_gpu(self.equation))
@@ -190,12 +192,13 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
             regs, r = carry
             y, ti = regs[0], t + offsets[i] * dt
             if not fused:
-                return update(i, regs, self.stage_rhs(lin, y, ti), dt), r
+                f = self.stage_rhs(lin, y, ti) if linear else self.equation.nonlinear(y, ti)
+                return update(i, regs, f, dt), r
             first = i == 0
             reduce = jnp.max if gpu else (lambda f: jax.lax.cond(
                 first, lambda a: jnp.max(a).astype(real), lambda a: jnp.zeros((), real), f))
             n, ri = self.equation.nonlinear_and_rate(y, ti, reduce)
-            f = tree_add(apply_linear_lean(lin, y), n)
+            f = tree_add(apply_linear_lean(lin, y), n) if linear else n
             return update(i, regs, f, dt), jnp.where(first, jnp.asarray(ri).astype(real), r)
 
         r0 = jnp.zeros((), real) if fused else None

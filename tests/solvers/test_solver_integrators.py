@@ -74,6 +74,53 @@ def test_observed_order_of_convergence(order_problem, name):
     assert integ.order - 0.25 < orders[-1] < integ.order + 0.6, (name, errs, orders)
 
 
+_G = 1 - 2 ** -0.5  # ARS(2,2,2)'s diagonal
+#: IMEX tableaus of the other forms the stage loop takes, with their order: ARS(2,2,2) (stiffly accurate, one
+#: diagonal), IMEX trapezoidal (the solution row is not the last stage's, the first stage's L u is used) and a
+#: stiffly accurate one of two diagonals (the factors stacked and taken by stage; first order)
+OTHER_TABLEAUS = {
+    "ars222": (((0, 0, 0), (_G, 0, 0), (1 - 1 / (2 * _G), 1 / (2 * _G), 0)),
+               ((0, 0, 0), (0, _G, 0), (0, 1 - _G, _G)), (0, _G, 1), 2),
+    "trapezoidal": (((0, 0), (1, 0)), ((0, 0), (0.5, 0.5)), (0, 1), 2, (0.5, 0.5), (0.5, 0.5)),
+    "two-diagonals": (((0, 0, 0), (0.5, 0, 0), (0, 1, 0)), ((0, 0, 0), (0, 0.5, 0), (0, 0.75, 0.25)), (0, 0.5, 1), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(OTHER_TABLEAUS))
+def test_imex_tableaus_of_other_forms_converge_at_their_order(order_problem, name):
+    from solvers import IMEX
+    from solvers.integrators import Tableau
+
+    a_ex, a_im, c, order, *b = OTHER_TABLEAUS[name]
+    b_ex, b_im = b if b else (a_ex[-1], a_im[-1])
+    eq, u0, t_end, ref = order_problem
+    integ = IMEX(eq, Tableau(a_ex, b_ex, a_im, b_im, c, order))
+    assert integ.order == order
+    errs = []
+    for steps in (8, 16, 32):
+        u = np.asarray(_advance(integ, u0, t_end, steps))
+        errs.append(np.abs(u - ref).max() / np.abs(ref).max())
+    observed = np.log2(errs[-2] / errs[-1])
+    assert order - 0.25 < observed < order + 0.6, (name, errs)
+
+
+def test_imex_refuses_tableaus_it_cannot_take(order_problem):
+    from solvers import IMEX
+    from solvers.integrators import Tableau
+
+    eq = order_problem[0]
+    with pytest.raises(TypeError, match="tableau must be"):
+        IMEX(eq, ((0, 0), (1, 0)))
+    ok = dict(a_ex=((0, 0), (1, 0)), b_ex=(0.5, 0.5), a_im=((0, 0), (0, 1)), b_im=(0, 1), c=(0, 1), order=1)
+    for change, match in [(dict(a_im=((1, 0), (0, 1))), "explicit first stage"),
+                          (dict(a_im=((0, 0), (1, 0))), "explicit first stage"),
+                          (dict(a_ex=((0, 1), (1, 0))), "strictly lower"),
+                          (dict(a_im=((0, 1), (0, 1))), "lower triangular"),
+                          (dict(c=(0, 1, 1)), "same number of stages")]:
+        with pytest.raises(ValueError, match=match):
+            IMEX(eq, Tableau(**{**ok, **change}))
+
+
 def test_lsrk4_stability_polynomial_and_radius():
     """LSRK4 applied to y' = z y: R(z) agrees with exp(z) through z^4 (order 4) and its z^5 coefficient is
     Carpenter & Kennedy's 1/200; |R(-x)| <= 1 exactly up to the advertised radius on the negative real axis."""
