@@ -27,39 +27,41 @@ def _columns(path) -> tuple[list[str], dict[str, np.ndarray]]:
     return list(rows[0]), {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
 
 
-def _channel(mesh, shape=(17, 8)):
-    lengths = (2 * math.pi,) + (math.pi,) * (len(shape) - 2)
-    return Channel(wall_grid(shape, mesh, walls=(-1.0, 1.0), lengths=lengths, dtype=jnp.float64), Re=RE)
+#: the main job's laminar 2D channel on one device (the statistics' sharding is not the point:
+#: tests/solvers/test_wall_statistics.py), a sample every 2 steps: the three runs below build the same programs
+ONE_DEVICE_RUN = dict(ic="laminar", n=(17, 8), dtype="float64", dt=0.01, t_end=0.08, stats_every=2, progress=False,
+                      plots=False, params={"Re": RE})
 
 
-@pytest.fixture(scope="module")
-def channel(meshes):
-    """The laminar 2D channel on 8 devices that both tests of sampling windows run (one equation, and their
-    statistics of the same ``every``, ``start`` and ``batch``: one compiled program)."""
-    return _channel(meshes["slab"])
+def _one_device():
+    return xfft.make_mesh((1,), devices=jax.devices()[:1])
 
 
-def test_standard_errors_are_nan_before_two_batches_and_the_run_says_why(channel, tmp_path):
-    eq = channel
-    stats = Statistics(tmp_path, every=2, batch=10, derive=wall_units.channel)
+def test_standard_errors_are_nan_before_two_batches_and_the_run_says_why(tmp_path):
+    """The main job's channel run: 4 samples, in batches of 10."""
     with pytest.warns(UserWarning, match=r"the _se columns\) are NaN: they need 2 batches of 10 samples, and the "
                                          r"run took 4 samples"):
-        simulate(eq, t_end=0.08, y0=eq.initial_state("laminar"), controller=FixedStep(0.01), outputs=[stats])
+        solvers.run(solvers.RunConfig(equation="channel", **ONE_DEVICE_RUN, out=str(tmp_path)), mesh=_one_device())
     header, c = _columns(tmp_path / "statistics.csv")
     profiles = header[1: (len(header) + 1) // 2]
+    assert "U" in profiles and "u_rms_plus" in profiles  # the channel's reading (wall_units.channel)
     assert header[0] == "y" and header[len(profiles) + 1:] == [f"{k}_se" for k in profiles]  # every one, always
     assert all(np.all(np.isnan(c[f"{k}_se"])) for k in profiles)
     np.testing.assert_allclose(c["U"], 1 - c["y"] ** 2, atol=1e-13)  # the averages themselves are there
-    assert math.isnan(stats.scalars["u_tau_se"]) and stats.scalars["batches"] == 0
+    attrs = open_statistics(tmp_path).attrs
+    assert math.isnan(attrs["u_tau_se"]) and attrs["batches"] == 0 and attrs["samples"] == 4
 
 
-def test_a_window_that_takes_no_sample_is_refused_or_reported(channel, tmp_path):
-    eq = channel
-    y0 = eq.initial_state("laminar")
-    with pytest.raises(ValueError, match=r"Statistics: start = 0.05 is at or past the run's t_end = 0.02: no sample"):
-        simulate(eq, t_end=0.02, y0=y0, controller=FixedStep(0.01), outputs=[Statistics(tmp_path, start=0.05)])
+def test_a_window_that_takes_no_sample_is_refused_or_reported(convection, tmp_path):
+    eq, y0, dt = convection  # (the convection test's run: the same programs; the window is read on the host)
+    with pytest.raises(ValueError, match=r"Statistics: start = 0.0005 is at or past the run's t_end = 0.0004: no "
+                                         r"sample"):
+        simulate(eq, t_end=4e-4, y0=y0, controller=FixedStep(dt),
+                 outputs=[Statistics(tmp_path, start=5e-4, every=1, batch=2)])
+    # one step, a sample every 2: the main job's run (its programs: those of the runs of 8 steps)
     with pytest.warns(UserWarning, match=r"Statistics: no sample taken \(every 2 steps from t = 0 to t = 0.01\)"):
-        simulate(eq, t_end=0.01, y0=y0, controller=FixedStep(0.01), outputs=[Statistics(tmp_path, every=2)])
+        solvers.run(solvers.RunConfig(equation="channel", **{**ONE_DEVICE_RUN, "t_end": 0.01}, out=str(tmp_path)),
+                    mesh=_one_device())
     assert not (tmp_path / "statistics.csv").exists()
 
 
@@ -93,17 +95,27 @@ def test_the_api_names_the_fields(tmp_path):
     solvers.job.resolve(solvers.RunConfig(**cfg, stats_every=2, stats_start=0.5))  # a window inside the run
 
 
-def test_convection_columns_have_readable_names_and_the_conduction_profile(meshes, tmp_path):
+AMPLITUDE = 1e-3
+
+
+@pytest.fixture(scope="module")
+def convection(meshes):
+    """Free-slip convection on 8 devices, a single roll of amplitude ``AMPLITUDE`` on the conduction state, and its
+    step (the convection test's run, whose programs the API's sampling-window test reuses)."""
+    spec = solvers.REGISTRY["rayleigh-benard"].variants["free-slip"]
+    grid = spec.grid((8, 16), meshes["slab"], (1.0, 2.0), dtype=jnp.float64, dealias="2/3", backend=None)
+    eq = spec.equation(grid, Ra=1000.0, amplitude=AMPLITUDE)
+    return eq, eq.initial_state("single-mode"), 1e-4
+
+
+def test_convection_columns_have_readable_names_and_the_conduction_profile(convection, tmp_path):
     """A single roll of amplitude A on the conduction state of free-slip convection, a few small steps: the mean
     temperature is ``1 - z`` (the roll averages out of every plane) and its rms the roll's ``A sin(pi z) / sqrt 2``,
     diffusing; the coordinate is ``z`` alone."""
-    spec = solvers.REGISTRY["rayleigh-benard"].variants["free-slip"]
-    grid = spec.grid((8, 16), meshes["slab"], (1.0, 2.0), dtype=jnp.float64, dealias="2/3", backend=None)
-    amp = 1e-3
-    eq = spec.equation(grid, Ra=1000.0, amplitude=amp)
+    eq, y0, dt = convection
+    amp = AMPLITUDE
     stats = Statistics(tmp_path, every=1, batch=2, derive=wall_units.convection)
-    simulate(eq, t_end=4e-4, y0=eq.initial_state("single-mode"), controller=FixedStep(1e-4),
-             outputs=[stats])
+    simulate(eq, t_end=4e-4, y0=y0, controller=FixedStep(dt), outputs=[stats])
     header, c = _columns(tmp_path / "statistics.csv")
     names = ["T", "T_rms", "wT", "U", "u_rms", "w_rms"]
     assert header == ["z", *names, *(f"{k}_se" for k in names)]
@@ -163,17 +175,17 @@ def _user_grid(shape, mesh, box_length, *, dtype, dealias, backend, points=None)
 
 
 def test_a_user_wall_equation_gets_the_statistics_of_its_physical_fields(tmp_path):
+    # no reading of the averages (statistics=None); the channel's blow-up bound, so that the run's programs are those
+    # of the channel's run above (the sampler does not depend on the reading)
     spec = RunSpec("user-channel", Channel, ndims=(2,), integrator="imex", grid=_user_grid,
-                   box=lambda ndim, params: (2.0, 2 * math.pi))  # no reading of the averages (statistics=None)
-    cfg = dict(ic="laminar", n=(17, 8), dtype="float64", dt=0.01, t_end=0.04, stats_every=1, progress=False,
-               plots=False, params={"Re": RE})
+                   box=lambda ndim, params: (2.0, 2 * math.pi), energy_bound=solvers.REGISTRY["channel"].energy_bound)
+    cfg = ONE_DEVICE_RUN
     with pytest.raises(solvers.ConfigError, match=r"stats_every: user-channel has no physical_fields to average: "
                                                   r"implement _NoFields.physical_fields .*RunSpec\(statistics=...\)"):
         solvers.job.resolve(solvers.RunConfig(equation=RunSpec("user-channel", _NoFields, ndims=(2,),
                                                                 grid=_user_grid), **cfg, out=str(tmp_path)))
     with pytest.warns(UserWarning, match="standard errors"):  # (one device: the statistics' sharding is not the point)
-        solvers.run(solvers.RunConfig(equation=spec, **cfg, out=str(tmp_path / "run")),
-                    mesh=xfft.make_mesh((1,), devices=jax.devices()[:1]))
+        solvers.run(solvers.RunConfig(equation=spec, **cfg, out=str(tmp_path / "run")), mesh=_one_device())
     header, c = _columns(tmp_path / "run" / "statistics.csv")
     names = ["u_mean", "u_rms", "v_mean", "v_rms", "u_v_cov"]
     assert header == ["y", *names, *(f"{k}_se" for k in names)]

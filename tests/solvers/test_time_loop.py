@@ -27,7 +27,7 @@ from solvers.io import read_csv
 from solvers.job.build import build, check_memory, validate
 from solvers.simulation import RowFunction
 from solvers.simulation.loop import Loop
-from solvers.stepping import BAND
+from solvers.stepping import BAND, fixed_steps
 from solvers.stepping.core import ROWS_PER_SEGMENT
 
 T_END, CFL, DT_MAX = 0.3, 0.5, 0.1
@@ -52,8 +52,8 @@ def _cfg(out, **kw):
 @UNDER_RESOLVED
 def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
     """RK4 (the 2D flow's default: the programs of the tests below) under CFL control: every dt and t of the
-    compiled loop equal the host loop's (one jitted max_rate
-    and one jitted step per step, dt = min(cfl / rate, dt_max) with the rate of the state the previous step
+    compiled loop equal the host loop's (one jitted program per step: the rate of the state the step starts from,
+    the step, its energy; dt = min(cfl / rate, dt_max) with the rate of the state the previous step
     started from, the first step's of the initial state: a lagged rate; landing exactly on t_end)."""
     run(_cfg(tmp_path, integrator="rk4", **RANDOM_2D), mesh=meshes["slab"])
     rows = read_csv(tmp_path / "diagnostics.csv")[1:]
@@ -62,18 +62,23 @@ def test_cfl_steps_are_those_of_the_host_loop(tmp_path, meshes):
     eq, integ = parts.equation, parts.integrator
     assert isinstance(eq, NavierStokes2D) and isinstance(integ, RK4) and eq.nu == 0.01
     state = eq.initial_state(host.ic, **host.ic_params)
-    rate, step, energy = jax.jit(eq.max_rate), jax.jit(integ.step), jax.jit(eq.energy)
+
+    @jax.jit
+    def rate_step_energy(s, t, dt):  # one program: the rate of the state a step starts from, the step, its energy
+        new = integ.step(s, t, dt, ())
+        return eq.max_rate(s), new, eq.energy(new)
+
     t, ref = 0.0, []
     with jax.set_mesh(eq.grid.mesh):
-        lagged = float(rate(state))
+        lagged = float(rate_step_energy(state, 0.0, DT_MAX)[0])  # (the initial state's rate; its step unused)
         while T_END - t > 0:
             dt = min(CFL / lagged, DT_MAX)
-            lagged = float(rate(state))
             if T_END - t <= dt * (1 + 1e-6):
                 dt = T_END - t
-            state = step(state, t, dt, ())
+            rate, state, energy = rate_step_energy(state, t, dt)
+            lagged = float(rate)
             t += dt
-            ref.append((t, dt, float(energy(state))))
+            ref.append((t, dt, float(energy)))
     assert len(rows) == len(ref) > 5
     for r, (t, dt, e) in zip(rows, ref):
         assert float(r["dt"]) == pytest.approx(dt, rel=1e-12) and float(r["t"]) == pytest.approx(t, rel=1e-12)
@@ -109,24 +114,28 @@ def _control(parts):
     return parts.controller.resolve(parts.integrator, parts.integrator.stable_dt())
 
 
-@pytest.mark.parametrize("equation, mesh", [  # each mesh once: a slab in 2D, a pencil in 3D, one device in 3D
-    ("navier-stokes", "pencil"), ("navier-stokes", "single"), ("navier-stokes-2d", "slab")])
-def test_cfl_rate_costs_no_transform(meshes, equation, mesh):
+@pytest.mark.parametrize("equation, mesh", [  # each mesh once: a slab and one device in 2D, a pencil in 3D
+    ("navier-stokes", "pencil"), ("navier-stokes-2d", "single"), ("navier-stokes-2d", "slab")])
+def test_cfl_rate_costs_no_transform(meshes, loops, rows_run, equation, mesh):
     """The CFL segment takes the rate that the first stage's nonlinear term already holds (the controller uses it
     for the step after), so the compiled CFL segment has exactly the FFTs and all-to-alls of the fixed-dt segment.
     The rate's maximum is one ``jnp.max`` in a ``lax.cond`` taken in the first stage only, whose branches hold
     no transform: on several devices one all-reduce (a maximum) in one branch; the step itself sits in no branch
-    (the controller's checks decide the loop's next turn)."""
-    cfg = _cfg("/tmp/unused", integrator="lsrk4", equation=equation, n=16, params={"nu": 0.01}, ic="taylor-green")
-    res = validate(cfg)
-    one = xfft.make_mesh((1,), devices=jax.devices()[:1])
-    parts = build(cfg, res, one if mesh == "single" else meshes[mesh])
-    grid, eq, integ = parts.grid, parts.equation, parts.integrator
+    (the controller's checks decide the loop's next turn). (lsrk4; on the slab the main job's rk4, whose CFL
+    segment without rows is the program ``rows_run`` ran.)"""
+    if mesh == "slab":
+        _, grid, eq, _, plain = loops("rk4")
+        integ, texts = plain.integ, {"cfl": rows_run["plain_texts"][1]}
+    else:
+        cfg = _cfg("/tmp/unused", integrator="lsrk4", equation=equation, n=16, params={"nu": 0.01},
+                   ic="taylor-green")
+        one = xfft.make_mesh((1,), devices=jax.devices()[:1])
+        parts = build(cfg, validate(cfg), one if mesh == "single" else meshes[mesh])
+        grid, eq, integ = parts.grid, parts.equation, parts.integrator
+        texts = {"cfl": Loop(integ, _control(parts), [], None, False, False).lower().compile().as_text()}
     with jax.set_mesh(grid.mesh):
         assert integ.fuses_rate(eq.abstract_state(), 0.0)
-    texts = {}
-    for name, control in (("cfl", _control(parts)), ("fixed", FixedStep(1e-3))):
-        texts[name] = Loop(integ, control, [], None, False, False).lower().compile().as_text()
+    texts["fixed"] = Loop(integ, FixedStep(1e-3), [], None, False, False).lower().compile().as_text()
 
     count = _count
     text = texts["cfl"]
@@ -198,11 +207,26 @@ def _branches(text):
 
 
 @pytest.fixture(scope="module")
-def rows_run(tmp_path_factory, meshes):
+def loops(tmp_path_factory, meshes):
+    """``loops(integrator, synced)``: :func:`_run_of` with rows every 2 steps, built once per module (its programs
+    compiled once: the rk4 loops of ``rows_run`` are those of ``test_gpu_step_program_branches_nowhere``)."""
+    cache = {}
+
+    def get(integrator, synced=False):
+        if (integrator, synced) not in cache:
+            cache[integrator, synced] = _run_of(tmp_path_factory.mktemp(f"{integrator}{int(synced)}"), meshes,
+                                                synced=synced, integrator=integrator, diag_every=2)
+        return cache[integrator, synced]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def rows_run(loops):
     """The main job's 2D loop (rk4, CFL) with rows every 2 steps from step 3 and without rows: a segment of 4
     steps of each from the same state, the same steps one at a time with each row computed on its own, and the
     texts of the two programs that ran."""
-    cfg, grid, eq, loop, st = _run_of(tmp_path_factory.mktemp("rows"), meshes, diag_every=2)
+    cfg, grid, eq, loop, st = loops("rk4")
     with jax.set_mesh(grid.mesh):
         state = eq.initial_state("taylor-green")
         copies = [jax.tree.map(jnp.copy, state) for _ in range(3)]
@@ -274,7 +298,7 @@ def test_rows_computed_inside_the_step_loop(rows_run):
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "etdrk4"])
-def test_gpu_step_program_branches_nowhere(tmp_path, meshes, integrator):
+def test_gpu_step_program_branches_nowhere(loops, integrator):
     """Where a branch costs a round trip to the host (GPUs: ``host_control_flow``), the step program selects
     instead: the stage loop takes the maximum in every stage (no branch in its first), and the loop turns once per
     row (an inner loop over the steps up
@@ -286,8 +310,7 @@ def test_gpu_step_program_branches_nowhere(tmp_path, meshes, integrator):
 
     results = {}
     for synced in (False, True):
-        cfg, grid, eq, st, plain = _run_of(tmp_path / str(synced), meshes, synced=synced, integrator=integrator,
-                                           diag_every=2)
+        cfg, grid, eq, st, plain = loops(integrator, synced)
         with jax.set_mesh(grid.mesh):
             state = eq.initial_state("taylor-green")
             dt0 = _clock(plain, state).dt_next
@@ -367,7 +390,8 @@ def test_a_diagnostic_that_is_not_a_scalar_is_refused(tmp_path, meshes, monkeypa
 
 def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch):
     """``--mesh auto`` with timings injected through the cache file: the faster of slab and pencil is used, and
-    run.json records the choice and the timings."""
+    run.json records the choice and the timings. (Runs of no step: the mesh is chosen, the run's grid built on it
+    and its first diagnostics row computed there before the loop; the loop on a mesh is the other tests'.)"""
     cache = tmp_path / "autotune.json"
     monkeypatch.setenv("XFFT_AUTOTUNE_CACHE", str(cache))
     key = xfft._autotune.cache_key((16, 16), "float64", "solvers:navier-stokes-2d")
@@ -378,30 +402,45 @@ def test_mesh_auto_takes_the_faster_decomposition(tmp_path, meshes, monkeypatch)
         cache.write_text(json.dumps({key: {"choice": {k: best[k] for k in ("mesh", "order", "backend")},
                                            "timings": timings}}))
         out = tmp_path / f"run{len(fast)}"
-        s = run(_cfg(out, equation="navier-stokes-2d", n=16, integrator="rk4", max_steps=2, mesh="auto",
+        s = run(_cfg(out, equation="navier-stokes-2d", n=16, integrator="rk4", max_steps=0, mesh="auto",
                      ic="taylor-green", params={"nu": 0.01}))
-        assert tuple(s["mesh"].values()) == fast
+        assert tuple(s["mesh"].values()) == fast and s["steps"] == 0
         recorded = json.loads((out / "run.json").read_text())["mesh_autotune"]
         assert recorded["choice"]["mesh"] == list(fast) and recorded["cached"] and recorded["timings"] == timings
         timings[0]["seconds"], timings[1]["seconds"] = 0.5, 2.0
 
 
+def _flow_of(mesh, order):
+    """RK4's 3 steps (dt 0.01, float64) on a 16^3 grid of ``order`` from the spectrum of one random velocity field:
+    the state in natural order, the energy spectrum, the state's shape and the grid (one program)."""
+    velocity = np.random.default_rng(1).standard_normal((3, 16, 16, 16))
+    g = SpectralGrid(16, mesh, dtype=jnp.float64, order=order)
+    eq = NavierStokes(g, nu=0.01)
+    integ = RK4(eq)
+
+    @jax.jit
+    def steps(f):  # the spectrum, RK4.advance's 3 steps (its loop), the views
+        u = fixed_steps(integ, g.dealias(g.rfft(f)), 0.0, 0.01, 3, integ.coefficients(0.01))
+        return g.to_natural(u), eq.spectrum(u), u
+
+    with jax.set_mesh(g.mesh):
+        natural, spectrum, u = steps(jax.device_put(velocity, g.real_sharding(1)))
+    return np.asarray(natural), np.asarray(spectrum), u.shape, g
+
+
+@pytest.fixture(scope="module")
+def natural_flow():
+    """:func:`_flow_of` on a natural-order grid of one device: the reference of both meshes' transposed grids."""
+    return _flow_of(None, "natural")
+
+
 @pytest.mark.parametrize("kind", ["slab", "pencil"])
-def test_transposed_order_natural_views_equal_the_natural_grid(meshes, kind):
+def test_transposed_order_natural_views_equal_the_natural_grid(meshes, natural_flow, kind):
     """The main job's grids keep spectra in the transposed order; converted to natural order the state, and the
     diagnostics, equal those of a natural-order grid (RK4, 3 steps, float64, from the spectrum of the same random
-    velocity field on each)."""
-    out = {}
-    velocity = np.random.default_rng(1).standard_normal((3, 16, 16, 16))
-    for order in ("natural", "transposed"):
-        g = SpectralGrid(16, meshes[kind], dtype=jnp.float64, order=order)
-        eq = NavierStokes(g, nu=0.01)
-        with jax.set_mesh(g.mesh):
-            u0 = jax.jit(lambda f, g=g: g.dealias(g.rfft(f)))(jax.device_put(velocity, g.real_sharding(1)))
-        u = RK4(eq).advance(u0, 0.0, 0.01, 3)
-        with jax.set_mesh(g.mesh):
-            out[order] = (np.asarray(jax.jit(g.to_natural)(u)), np.asarray(jax.jit(eq.spectrum)(u)), u.shape, g)
-    nat, tr = out["natural"], out["transposed"]
+    velocity field on each; the natural-order grid on one device, whose sums differ from the mesh's in their order:
+    at round-off)."""
+    nat, tr = natural_flow, _flow_of(meshes[kind], "transposed")
     g = tr[3]
     assert g.perm == xfft.spectral_axes(g.real_sharding(), g.shape, real=True, order="transposed") != (0, 1, 2)
     assert tr[2] == (3,) + tuple(nat[2][1 + p] for p in g.perm) and g.natural_spectral_shape == nat[2][1:]

@@ -71,12 +71,6 @@ def test_env_var_sets_default(monkeypatch, recorder):
         xfft.xfft3d(x)
 
 
-def test_env_var_in_fresh_process():
-    """XFFT_BACKEND set in a fresh process (the unset case runs in ``test_import_is_lazy``'s process)."""
-    code = "import xfft; print(xfft.default_backend(), xfft.backends.get_backend().name)"
-    assert _run(code, XFFT_BACKEND="native") == "native native"
-
-
 def test_use_backend_context_manager(monkeypatch, recorder):
     monkeypatch.delenv("XFFT_BACKEND", raising=False)
     x = put(random((8, 8, 8), np.complex64), NamedSharding(mesh((8,)), PartitionSpec("x")))
@@ -117,14 +111,14 @@ def test_backend_object_is_accepted(recorder):
     assert rel_err(k, np.fft.fftn(np.asarray(x))) < tol(np.float32)
 
 
-def test_import_is_lazy():
-    """jaxdecomp is not imported by ``import xfft`` nor a native transform; in a fresh process without
-    XFFT_BACKEND the default is native."""
+def test_import_is_lazy_and_env_var_in_fresh_process():
+    """jaxdecomp is not imported by ``import xfft`` nor a native transform; XFFT_BACKEND set before a fresh process
+    starts is its default (one process; the unset default and the variable set later: the tests above)."""
     code = ("import sys, xfft; a = 'jaxdecomp' in sys.modules; xfft.xfft3d(__import__('numpy').ones((4, 4, 4))); "
             "b = 'jaxdecomp' in sys.modules; names = xfft.available_backends(); "
             "print(a, b, ('jaxdecomp' in sys.modules) == ('jaxdecomp' in names), xfft.default_backend(), "
             "xfft.backends.get_backend().name)")
-    assert _run(code, XFFT_BACKEND=None) == "False False True native native"
+    assert _run(code, XFFT_BACKEND="native") == "False False True native native"
 
 
 def test_missing_jaxdecomp_gives_install_hint(monkeypatch):
@@ -166,24 +160,24 @@ def test_fallback_warning_is_not_an_error_under_pytest():
 
 # -- jaxdecomp against numpy ----------------------------------------------------------------------------------
 
-# A sample, not the full product: every mesh shape, both axis types, both dtypes and both engines appear, each
-# mesh shape with each axis type or dtype somewhere; the public-API engine (pfft3d) only on 2D meshes (one-axis
-# meshes always use the kernel).
+# A sample, not the full product: both axis types, both dtypes and both engines appear; the public-API engine
+# (pfft3d) only on 2D meshes (one-axis meshes always use the kernel). Elsewhere in this file: the Explicit slab (8,)
+# with float64 eagerly (the norms), the size-one second mesh axis (8, 1) with both axis types and both engines under
+# jit (``test_jaxdecomp_size_one_mesh_axis``), the (2, 4) Explicit pencil with both engines eagerly (the norms; the
+# kernel's jvp and transpose; the gradients) and under jax.vmap; in test_fft.py, the kernel on an Auto pencil with
+# float32 and on an Explicit pencil with float64.
 JD_CASES = [((8,), "auto", np.complex64, "kernel"),  # slab, Auto
-            ((8,), "explicit", np.complex128, "kernel"),  # slab, Explicit, float64
             ((2, 4), "auto", np.complex128, "kernel"),  # pencil, Auto, float64
-            ((2, 4), "explicit", np.complex64, "kernel"),  # pencil, Explicit
-            ((8, 1), "explicit", np.complex64, "kernel"),  # size-one second mesh axis
-            ((1, 8), "auto", np.complex64, "kernel"),  # size-one first mesh axis
-            ((4, 2), "explicit", np.complex128, "kernel"),  # the other pencil
-            ((4, 2), "auto", np.complex64, "pfft3d"),
-            ((1, 8), "explicit", np.complex64, "pfft3d")]
+            ((4, 2), "auto", np.complex64, "pfft3d"),  # the other pencil
+            ((1, 8), "explicit", np.complex64, "pfft3d")]  # size-one first mesh axis
 
 
-def _jd_and_native(x, backend):
-    """``(forward on backend, its inverse, native's forward)``: the three transforms of one check, for one jit."""
+def _jd_round_trip(x, backend):
+    """``(forward on backend, its inverse)``: the transforms of one check, for one jit. (Native's spectrum is laid
+    out as xfft.spectral_sharding predicts: tests/xfft/test_fft.py, test_spectral_layout_and_natural_order and the
+    order tests.)"""
     k = xfft.xfft3d(x, backend=backend)
-    return k, xfft.ixfft3d(k, backend=backend), xfft.xfft3d(x, backend="native")
+    return k, xfft.ixfft3d(k, backend=backend)
 
 
 def _ids(v):
@@ -201,23 +195,24 @@ def test_jaxdecomp_matches_numpy_and_native_layout(mesh_shape, axis_types, dtype
     backend = _jd(engine=engine)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallbackWarning)
-        # one program: forward, inverse, native's forward
-        k, back, k_native = jax.jit(_jd_and_native, static_argnames="backend")(x, backend)
+        k, back = jax.jit(_jd_round_trip, static_argnames="backend")(x, backend)  # one program
     ref = np.fft.fftn(a.astype(np.complex128))
     assert k.dtype == dtype and back.dtype == dtype
     assert rel_err(k, ref) < tol(dtype)
     assert rel_err(back, np.fft.ifftn(ref)) < tol(dtype)
     assert rel_err(back, a) < tol(dtype)
-    assert k.sharding.is_equivalent_to(k_native.sharding, 3)
-    assert k.sharding.is_equivalent_to(xfft.spectral_sharding(s, SHAPE), 3)
+    assert k.sharding.is_equivalent_to(xfft.spectral_sharding(s, SHAPE), 3)  # native's layout
     assert back.sharding.is_equivalent_to(x.sharding, 3)
 
 
 @needs_jd
-@pytest.mark.parametrize("mesh_shape,norms", [((8,), ("forward",)), ((2, 4), ("backward", "ortho"))],
-                         ids=["slab-forward", "pencil-backward-ortho"])
-def test_jaxdecomp_norms_and_batch_eager(norms, mesh_shape):
-    """Eager calls by name, two leading batch axes, every norm: numpy's values, normalized over the grid only."""
+@pytest.mark.parametrize("mesh_shape,runs", [((8,), (("forward", "kernel"),)),
+                                              ((2, 4), (("backward", "kernel"), ("ortho", "pfft3d")))],
+                         ids=["slab-forward", "pencil-backward-ortho"])  # (a slab always runs the kernel)
+def test_jaxdecomp_norms_and_batch_eager(runs, mesh_shape):
+    """Eager calls (by name for the kernel engine), two leading batch axes, every norm, both engines: numpy's
+    values, normalized over the grid only; round trips with "forward" and "ortho" (with "backward", the default:
+    test_jaxdecomp_matches_numpy_and_native_layout)."""
     m = mesh(mesh_shape, "explicit")
     shape = (2, 3) + SHAPE
     s = NamedSharding(m, PartitionSpec(None, None, *xfft.real_sharding(m, SHAPE).spec))
@@ -225,42 +220,36 @@ def test_jaxdecomp_norms_and_batch_eager(norms, mesh_shape):
     x = put(a, s)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallbackWarning)
-        for norm, engine in ((norm, engine) for norm in norms for engine in ("kernel", "pfft3d")):
+        for norm, engine in runs:
             k = xfft.xfft3d(x, norm=norm, backend="jaxdecomp" if engine == "kernel" else _jd(engine=engine))
-            back = xfft.ixfft3d(k, norm=norm, backend="jaxdecomp" if engine == "kernel" else _jd(engine=engine))
             ref = np.fft.fftn(a, axes=(2, 3, 4), norm=norm)
             assert rel_err(k, ref) < tol(np.float64)
+            if norm == "backward":
+                continue
+            back = xfft.ixfft3d(k, norm=norm, backend="jaxdecomp" if engine == "kernel" else _jd(engine=engine))
             assert rel_err(back, a) < tol(np.float64)
             assert back.sharding.is_equivalent_to(x.sharding, x.ndim)
-
-
-_NATIVE_HLO: dict = {}  # per pytest worker: native's compiled HLO text per (mesh shape, direction)
 
 
 @needs_jd
 @pytest.mark.parametrize("mesh_shape,engine", [((8,), "kernel"), ((2, 4), "kernel"), ((2, 4), "pfft3d")],
                          ids=["slab-kernel", "pencil-kernel", "pencil-pfft3d"])  # (a slab always runs the kernel)
 def test_jaxdecomp_translation_moves_no_data(mesh_shape, engine):
-    """Same all-to-all count as native and no other collective: the natural-order translation is local."""
+    """Native's all-to-all count (one per mesh axis: tests/xfft/test_distribution.py checks native's) and no other
+    collective: the natural-order translation is local."""
     m = mesh(mesh_shape, "explicit")
     x = put(np.ones(SHAPE, np.complex64), xfft.real_sharding(m, SHAPE))
     k = jax.eval_shape(xfft.xfft3d, x)  # the spectrum's shape and sharding, nothing compiled
     k = jax.ShapeDtypeStruct(k.shape, k.dtype, sharding=NamedSharding(m, k.sharding.spec))
     backend = _jd(engine=engine)
     for direction in ("forward", "inverse"):
-        texts = {}
-        for b in ("native", backend):
-            if b == "native" and (mesh_shape, direction) in _NATIVE_HLO:  # compiled once for both engines
-                texts[b] = _NATIVE_HLO[mesh_shape, direction]
-            elif direction == "forward":
-                texts[b] = hlo(lambda x, b=b: xfft.xfft3d(x, backend=b), x)
-            else:
-                texts[b] = hlo(lambda k, b=b: xfft.ixfft3d(k, backend=b), k)
-        _NATIVE_HLO[mesh_shape, direction] = texts["native"]
-        want = 1 if len(mesh_shape) == 1 else 2
-        assert count_op(texts[backend], "all-to-all") == count_op(texts["native"], "all-to-all") == want
+        if direction == "forward":
+            text = hlo(lambda x: xfft.xfft3d(x, backend=backend), x)
+        else:
+            text = hlo(lambda k: xfft.ixfft3d(k, backend=backend), k)
+        assert count_op(text, "all-to-all") == len(mesh_shape)
         for op in ("all-gather", "collective-permute", "all-reduce"):
-            assert count_op(texts[backend], op) == 0, op
+            assert count_op(text, op) == 0, op
 
 
 @needs_jd
@@ -356,11 +345,11 @@ def _grads(x, w, b):
 
 
 @needs_jd
-@pytest.mark.parametrize("mesh_shape,axis_types,engine", [
-    ((8,), "auto", "kernel"),  # slab, Auto, the kernel engine
-    ((2, 4), "explicit", "pfft3d"),  # pencil, Explicit, the public-API engine
-], ids=_ids)
-def test_gradients_agree_with_native(mesh_shape, axis_types, engine):
+def test_gradients_agree_with_native():
+    """The public-API engine's gradients (sharded; its own differentiation rules) equal native's (on one device:
+    jax.numpy.fft's), laid out as the input, for complex input and for real. (The kernel engine is differentiated
+    by JAX itself: its jvp and transpose, which make its gradient, in test_kernel_engine_jvp_and_linear_transpose.)"""
+    mesh_shape, axis_types, engine = (2, 4), "explicit", "pfft3d"
     m = mesh(mesh_shape, axis_types)
     s = xfft.real_sharding(m, SHAPE)
     x = put(random(SHAPE, np.complex128, seed=8), s)
@@ -369,31 +358,33 @@ def test_gradients_agree_with_native(mesh_shape, axis_types, engine):
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallbackWarning)
         g_jds = _grads(x, w, backend)
-    for g_jd, g_native in zip(g_jds, _grads(x, w, "native")):  # complex and real inputs
-        assert rel_err(g_jd, g_native) < 1e-12
-        assert g_jd.sharding.is_equivalent_to(g_native.sharding, 3)
+    for g_jd, g_native in zip(g_jds, _grads(jax.device_put(np.asarray(x), jax.devices()[0]), w, "native")):
+        assert rel_err(g_jd, g_native) < 1e-12  # complex and real inputs; native on one device
+        assert g_jd.sharding.is_equivalent_to(x.sharding, 3)  # laid out as the input
 
 
 @needs_jd
 @pytest.mark.parametrize("mesh_shape,direction", [((8,), "forward"), ((2, 4), "inverse")],
                          ids=["slab-forward", "pencil-inverse"])
 def test_kernel_engine_jvp_and_linear_transpose(mesh_shape, direction):
-    """The kernel engine is plain JAX: jax.jvp and jax.linear_transpose equal native's (eager and jitted)."""
+    """The kernel engine is plain JAX: jax.jvp and jax.linear_transpose (eager and jitted) equal numpy's transforms
+    (the DFT is linear: its jvp along v is its value at v; its matrix is symmetric: its transpose is itself)."""
     m = mesh(mesh_shape, "explicit")
     x = put(random(SHAPE, np.complex128, seed=10), xfft.real_sharding(m, SHAPE))
-    pair = (xfft.xfft3d, x) if direction == "forward" else (xfft.ixfft3d, xfft.xfft3d(x))
-    for fwd, arg in (pair,):
-        f_jd = lambda v, f=fwd: f(v, backend="jaxdecomp")  # noqa: E731
-        f_nat = lambda v, f=fwd: f(v, backend="native")  # noqa: E731
-        _, t_jd = jax.jvp(f_jd, (arg,), (arg,))
-        _, t_nat = jax.jvp(f_nat, (arg,), (arg,))
-        assert rel_err(t_jd, t_nat) < 1e-12
-        ct = f_nat(arg)
-        (lt_jd,) = jax.linear_transpose(f_jd, arg)(ct)
-        (lt_nat,) = jax.linear_transpose(f_nat, arg)(ct)
-        assert rel_err(lt_jd, lt_nat) < 1e-12
-        (lt_jit,) = jax.jit(lambda c, f=f_jd, a=arg: jax.linear_transpose(f, a)(c))(ct)
-        assert rel_err(lt_jit, lt_nat) < 1e-12
+    # the inverse's input: numpy's spectrum, laid out as xfft3d's
+    fwd, arg = (xfft.xfft3d, x) if direction == "forward" else (
+        xfft.ixfft3d, put(np.fft.fftn(np.asarray(x)), xfft.spectral_sharding(x.sharding, SHAPE)))
+    ref = np.fft.fftn if direction == "forward" else np.fft.ifftn
+    f_jd = lambda v: fwd(v, backend="jaxdecomp")  # noqa: E731
+    _, t_jd = jax.jvp(f_jd, (arg,), (arg,))
+    assert rel_err(t_jd, ref(np.asarray(arg))) < 1e-12
+    ct = t_jd  # a cotangent laid out as the transform's output
+    lt_ref = ref(np.asarray(ct))
+    (lt_jd,) = jax.linear_transpose(f_jd, arg)(ct)
+    assert rel_err(lt_jd, lt_ref) < 1e-12
+    if direction == "inverse":  # jitted too (one of the two: the same rules)
+        (lt_jit,) = jax.jit(lambda c: jax.linear_transpose(f_jd, arg)(c))(ct)
+        assert rel_err(lt_jit, lt_ref) < 1e-12
 
 
 def test_transposed_order_on_backend_without_it_falls_back_once():
@@ -408,7 +399,9 @@ def test_transposed_order_on_backend_without_it_falls_back_once():
         warnings.simplefilter("error", BackendFallbackWarning)
         np.testing.assert_array_equal(np.asarray(k), np.asarray(xfft.xrfft3d(x, order="transposed")))
         back = xfft.ixrfft3d(k, s=a.shape, backend=b, order="transposed")
-        xfft.xrfft3d(x, backend=b)  # natural order runs on the backend itself, silently
+        calls = b.calls
+        jax.eval_shape(lambda v: xfft.xrfft3d(v, backend=b), x)  # natural order runs on the backend itself, silently
+        assert b.calls == calls + 1
     np.testing.assert_allclose(np.asarray(back), a, atol=1e-5)
     with pytest.raises(NotImplementedError, match="order"):
         xfft.xfft3d(x, backend=DelegatingBackend("no-order-strict", strict=True), order="transposed")
@@ -428,10 +421,10 @@ def test_jaxdecomp_size_one_mesh_axis(axis_types, engine):
     backend = _jd(engine=engine)
     with warnings.catch_warnings(), jax.set_mesh(m):
         warnings.simplefilter("error", BackendFallbackWarning)
-        k, back, k_native = jax.jit(_jd_and_native, static_argnames="backend")(x, backend)  # one program
+        k, back = jax.jit(_jd_round_trip, static_argnames="backend")(x, backend)  # one program
     assert rel_err(k, np.fft.fftn(a)) < tol(np.float64)
     assert rel_err(back, a) < tol(np.float64)
-    assert k.sharding.is_equivalent_to(k_native.sharding, 3)
+    assert k.sharding.is_equivalent_to(xfft.spectral_sharding(x.sharding, SHAPE), 3)  # native's layout
     assert back.sharding.is_equivalent_to(x.sharding, 3)
 
 
@@ -440,7 +433,7 @@ def test_out_sharding_runs_on_native_with_a_warning():
     """jaxDecomp's inverse does not take ``out_sharding=``: the native backend runs it, once warned."""
     m = mesh((8,), "explicit")
     x = put(random(SHAPE, np.complex64, seed=8), xfft.real_sharding(m, SHAPE))
-    k = xfft.xfft3d(x, backend=_jd())
+    k = put(np.fft.fftn(np.asarray(x)).astype(np.complex64), xfft.spectral_sharding(x.sharding, SHAPE))  # its spectrum
     with pytest.warns(BackendFallbackWarning, match="out_sharding"):
         back = xfft.ixfft3d(k, backend=_jd(), out_sharding=x.sharding)
     assert rel_err(back, np.asarray(x)) < 1e-5 and back.sharding.is_equivalent_to(x.sharding, 3)

@@ -1,14 +1,15 @@
 """``xfft.fft`` against ``numpy.fft`` on gathered data, and its HLO: every function, axes, s, norm, dtype, placement.
 
 How the subset was chosen (the full cross product would be thousands of compiles): every call of ``CALLS`` runs on
-one device and on two of the five sharded placements (slab and pencil on Explicit meshes, slab and pencil on Auto
-meshes under ``jax.jit``, batch-sharded ``P('x', None, None)``): call ``i`` on sharded placements ``i % 5`` and
-``(i % 5 - 2) % 5``, so every placement runs 8 calls of 8 different functions, at least one of them Explicit; the
-argument sets cover ``axes`` None / one / several / negative / out of order, ``s`` (and ``n``) cropping and padding,
-also along sharded axes. ``norm`` rotates over None, "backward", "ortho", "forward" and the dtype over
-float32/float64 (complex64/128) with the call's index, shifted per placement, so each function meets several norms
-and both precisions. Sharded placements are compiled ahead of time: the same executable is run and its HLO checked
-for all-gathers.
+one device, and every function on one of the five sharded placements (slab and pencil on Explicit meshes, slab and
+pencil on Auto meshes under ``jax.jit``, batch-sharded ``P('x', None, None)``; ``SHARDED``), with the argument sets
+that move or resize sharded axes where a function has several; the argument sets cover ``axes`` None / one /
+several / negative / out of order, ``s`` (and ``n``) cropping and padding, also along sharded axes. ``norm`` rotates
+over None, "backward", "ortho", "forward" and the dtype over float32/float64 (complex64/128) with the call's index,
+shifted per placement. Sharded placements are compiled ahead of time, one program per call: the same executable is
+run and its HLO checked for all-gathers (and, for the shifts, for the collective-permutes of a roll along sharded
+axes); the one-device calls (``jax.numpy.fft``'s own: ``test_one_device_runs_exactly_jax_numpy_fft``) run as one
+program.
 """
 
 from __future__ import annotations
@@ -50,14 +51,15 @@ CALLS = [
     ("ifftshift", "r", {"axes": (0, 2)}),
 ]
 PLACEMENTS = ["one-device", "slab", "pencil", "slab-auto", "pencil-auto", "batch"]
+# placement: (indices into CALLS, how many of them move data: all-to-alls); every function once, the second argument
+# sets of fftn/ifftn/rfftn/irfftn (those that crop, pad, reorder or halve a sharded axis) rather than the first
+SHARDED = {"slab": ([1, 9, 14, 19], 2), "pencil": ([3, 10, 15, 18], 3), "slab-auto": ([4, 11, 16], 1),
+           "pencil-auto": ([7, 12, 17], 3), "batch": ([8, 13], 2)}
 
 
 def _calls(placement):
-    """The indices into ``CALLS`` that ``placement`` runs: all on one device, 8 on each sharded placement."""
-    if placement == "one-device":
-        return list(range(len(CALLS)))
-    k = PLACEMENTS.index(placement) - 1
-    return [i for i in range(len(CALLS)) if i % 5 in (k, (k + 2) % 5)]
+    """The indices into ``CALLS`` that ``placement`` runs: all on one device, ``SHARDED``'s on the others."""
+    return list(range(len(CALLS))) if placement == "one-device" else SHARDED[placement][0]
 
 
 def _input(kind, dtype, seed):
@@ -96,25 +98,30 @@ def test_every_function_against_numpy(placement):
     """Values equal numpy's; sharded inputs stay sharded and compile without an all-gather."""
     shift = PLACEMENTS.index(placement)
     moved = 0
+    runs = []  # (call index, norm, dtype, placed input, its values, the call)
     for i in _calls(placement):
         name, kind, kwargs = CALLS[i]
         norm = NORMS[(i + shift) % 4]
         dtype = (np.float32, np.float64)[(i + shift) % 2]
-        a = _input(kind, dtype, seed=i)
-        x, m = _placed(a, placement)
-        a = np.asarray(x)
+        x, m = _placed(_input(kind, dtype, seed=i), placement)
         args = {} if name in ("fftshift", "ifftshift") else {"norm": norm}
         fn = getattr(xf, name)
-        f = jax.jit(lambda v, fn=fn, kw=kwargs, args=args: fn(v, **kw, **args))
-        if m is None:
-            out = f(x)
-        else:
+        runs.append((i, norm, dtype, x, np.asarray(x), lambda v, fn=fn, kw=kwargs, args=args: fn(v, **kw, **args)))
+    if m is None:  # on one device (jax.numpy.fft's own calls): every call in one program
+        outs = jax.jit(lambda xs: [f(v) for (*_, f), v in zip(runs, xs)])([r[3] for r in runs])
+    else:
+        outs = []
+        for i, *_, x, _a, f in runs:
             with jax.set_mesh(m):
-                compiled = f.lower(x).compile()
-                out = compiled(x)
+                compiled = jax.jit(f).lower(x).compile()
+                outs.append(compiled(x))
             text = compiled.as_text()
-            assert count_op(text, "all-gather") == 0, (placement, name, kwargs)
+            assert count_op(text, "all-gather") == 0, (placement, CALLS[i])
             moved += count_op(text, "all-to-all") > 0
+            if CALLS[i][0].endswith("shift"):  # xroll along the sharded axes
+                assert count_op(text, "collective-permute") > 0, (placement, CALLS[i])
+    for (i, norm, dtype, x, a, _f), out in zip(runs, outs):
+        name, kind, kwargs = CALLS[i]
         ref = _reference(name, a, kwargs, norm)
         assert out.shape == ref.shape, (placement, name, kwargs)
         assert rel_err(out, ref) < (2e-5 if dtype == np.float32 else 1e-12), (placement, name, kwargs, norm)
@@ -123,16 +130,19 @@ def test_every_function_against_numpy(placement):
         assert out.dtype == want, (placement, name, out.dtype, want)
         if m is not None and m.axis_types[0] == jax.sharding.AxisType.Explicit:
             assert not out.sharding.is_fully_replicated, (placement, name)
-    # the planned path ran: half of the 8 calls or more move data (all but the shifts and the transforms of local
-    # axes only: 4 on the batch-sharded array, 5 to 6 on the others)
-    assert moved >= (0 if m is None else 4), moved
+            if name.endswith("shift"):  # a roll keeps the sharding, and the values exactly
+                assert out.sharding.is_equivalent_to(x.sharding, 3) and rel_err(out, ref) == 0, (placement, name)
+    # the planned path ran: the calls that transform a sharded axis move data (all but the shifts and the transforms
+    # of local axes only)
+    assert moved >= (0 if m is None else SHARDED[placement][1]), moved
 
 
 def test_frequencies_are_jax_numpy_s():
     """fftfreq/rfftfreq are jax.numpy.fft's: small unsharded vectors that broadcast against any spectrum."""
     assert xf.fftfreq is jnp.fft.fftfreq and xf.rfftfreq is jnp.fft.rfftfreq
-    np.testing.assert_allclose(np.asarray(xf.fftfreq(8, 0.5)), np.fft.fftfreq(8, 0.5))
-    np.testing.assert_allclose(np.asarray(xf.rfftfreq(9)), np.fft.rfftfreq(9))
+    f, rf = jax.jit(lambda: (xf.fftfreq(8, 0.5), xf.rfftfreq(9)))()  # one program
+    np.testing.assert_allclose(np.asarray(f), np.fft.fftfreq(8, 0.5))
+    np.testing.assert_allclose(np.asarray(rf), np.fft.rfftfreq(9))
 
 
 def test_one_device_runs_exactly_jax_numpy_fft():
@@ -149,7 +159,8 @@ def test_one_device_runs_exactly_jax_numpy_fft():
 @pytest.mark.parametrize("mesh_shape,spec", [((8,), ("x",)), ((2, 4), ("x", "y"))], ids=["slab", "pencil"])
 def test_round_trips_keep_the_sharding(mesh_shape, spec):
     """On an Explicit mesh a spectrum is sharded like its input (``jax.numpy.fft``'s output type): the plan's
-    all-to-alls, then the reshard back (at most one all-to-all per mesh axis), never an all-gather."""
+    all-to-alls, then the reshard back (at most one all-to-all per mesh axis), never an all-gather. (fftshift of a
+    sharded array keeps its sharding: test_every_function_against_numpy, on these two layouts.)"""
     m = mesh(mesh_shape)
     a = random(SHAPE, np.float64)
     x = jax.device_put(a, NamedSharding(m, PartitionSpec(*spec)))
@@ -158,33 +169,34 @@ def test_round_trips_keep_the_sharding(mesh_shape, spec):
     assert k.sharding.is_equivalent_to(x.sharding, 3) and rel_err(k, np.fft.rfftn(a)) < 1e-12
     text = forward.as_text()
     assert count_op(text, "all-gather") == 0 and len(spec) < count_op(text, "all-to-all") <= 2 * len(spec)
-    back = xf.irfftn(k, s=SHAPE)
+    # the inverse, and a c2c round trip over out-of-order axes: one program (eager calls on a sharded array run in
+    # test_errors_are_jax_numpy_ffts and test_auto_mesh_under_jit_with_no_plan_runs_on_the_gathered_array)
+    back, z = jax.jit(lambda k, x: (xf.irfftn(k, s=SHAPE), xf.ifftn(xf.fftn(x, axes=(1, 0)), axes=(1, 0))))(k, x)
     assert back.sharding.is_equivalent_to(x.sharding, 3) and rel_err(back, a) < 1e-12
-    z = xf.ifftn(xf.fftn(x, axes=(1, 0)), axes=(1, 0))
     assert z.sharding.is_equivalent_to(x.sharding, 3) and rel_err(z, a) < 1e-12
-    shift = jax.jit(xf.fftshift).lower(x).compile()  # (an eager fftshift of a sharded array: test_fft_like_jax.py)
-    shifted = shift(x)  # xroll along the sharded axes: sharding kept
-    assert shifted.sharding.is_equivalent_to(x.sharding, 3) and rel_err(shifted, np.fft.fftshift(a)) == 0
-    text = shift.as_text()
-    assert count_op(text, "all-gather") == 0 and count_op(text, "collective-permute") > 0
 
 
 def test_grad_and_vmap_through_sharded_transforms():
-    """jax.grad and jax.vmap through xfft.fft on a slab equal single-device jax.numpy.fft."""
+    """jax.grad and jax.vmap through xfft.fft on a slab equal numpy's values (the gradient of
+    ``sum(w |R v|^2)``, ``R`` the orthonormal rfftn, in closed form: ``2 Re R^H (w R v)``, ``R^H`` the orthonormal
+    ifftn of the half spectrum padded with zeros)."""
     m = mesh((8,))
     a = random((4,) + SHAPE, np.float64)
     w = random((4, 16, 8, 7), np.float64, seed=2)
     x = jax.device_put(a, NamedSharding(m, PartitionSpec(None, "x")))
 
-    def loss(fft):
-        return lambda v: jnp.sum(w * jnp.abs(fft.rfftn(v, axes=(1, 2, 3), norm="ortho")) ** 2)
+    def loss(v):
+        return jnp.sum(w * jnp.abs(xf.rfftn(v, axes=(1, 2, 3), norm="ortho")) ** 2)
 
-    grad = jax.jit(jax.grad(loss(xf))).lower(x).compile()  # the program checked below is the one run
-    g = grad(x)
-    assert rel_err(g, jax.grad(loss(jnp.fft))(jnp.asarray(a))) < 1e-12
-    v = jax.jit(jax.vmap(lambda u: xf.ifftn(xf.fftn(u, s=(16, 8, 16)), axes=(0, 2))))(x)
-    ref = jax.vmap(lambda u: jnp.fft.ifftn(jnp.fft.fftn(u, s=(16, 8, 16)), axes=(0, 2)))(jnp.asarray(a))
-    assert rel_err(v, ref) < 1e-12
+    # the gradient and the vmapped round trip in one program; the program checked below is the one run
+    grad = jax.jit(lambda x: (jax.grad(loss)(x),
+                              jax.vmap(lambda u: xf.ifftn(xf.fftn(u, s=(16, 8, 16)), axes=(0, 2)))(x)))
+    grad = grad.lower(x).compile()
+    g, v = grad(x)
+    half = np.zeros(a.shape, np.complex128)
+    half[..., :7] = w * np.fft.rfftn(a, axes=(1, 2, 3), norm="ortho")
+    assert rel_err(g, 2 * np.real(np.fft.ifftn(half, axes=(1, 2, 3), norm="ortho"))) < 1e-12
+    assert rel_err(v, np.fft.ifftn(np.fft.fftn(a, s=(16, 8, 16), axes=(1, 2, 3)), axes=(1, 3))) < 1e-12
     assert count_op(grad.as_text(), "all-gather") == 0
 
 
@@ -196,15 +208,16 @@ def test_errors_are_jax_numpy_ffts():
     calls = [("fftn", {"norm": "unitary"}), ("fftn", {"axes": (0, 0)}), ("fftn", {"axes": 1}),
              ("fftn", {"s": (4, 4), "axes": (0,)}), ("fft", {"axis": (0,)}), ("rfftn", {"dtype": np.complex64})]
     for name, kwargs in calls:
-        v = x.astype(kwargs.pop("dtype")) if "dtype" in kwargs else x
+        v = jax.device_put(a.astype(kwargs.pop("dtype")), x.sharding) if "dtype" in kwargs else x
         with pytest.raises(Exception) as want:
             getattr(jnp.fft, name)(jnp.asarray(np.asarray(v)), **kwargs)
         with pytest.raises(type(want.value), match=re.escape(str(want.value))):
             getattr(xf, name)(v, **kwargs)
-    line = jax.device_put(random((64,), np.complex64), NamedSharding(m, PartitionSpec("x")))
+    c = random((64,), np.complex64)
+    line = jax.device_put(c, NamedSharding(m, PartitionSpec("x")))
     # a 1D array sharded over the mesh: transformed across the devices (four-step), its real FFT too (as complex)
-    assert rel_err(xf.fft(line), np.fft.fft(np.asarray(line))) < 1e-5
-    assert rel_err(xf.rfft(line.real), np.fft.rfft(np.asarray(line.real))) < 1e-5
+    assert rel_err(xf.fft(line), np.fft.fft(c)) < 1e-5
+    assert rel_err(xf.rfft(jax.device_put(c.real, line.sharding)), np.fft.rfft(c.real)) < 1e-5
     # 16 -> 12 along x, and nothing else takes 8 devices: cropped in place, the 12 rows replicated (12 % 8 != 0)
     b = random((16, 4), np.complex64)
     y = xf.fft(jax.device_put(b, NamedSharding(m, PartitionSpec("x"))), n=12, axis=0)
