@@ -140,8 +140,8 @@ def _small(argv: list[str]) -> list[str]:
 
 def _env() -> dict[str, str]:
     flags = "--xla_force_host_platform_device_count=8"
-    if "--xla_backend_optimization_level=0" in os.environ.get("XLA_FLAGS", "").split():
-        flags += " --xla_backend_optimization_level=0"  # the suite's level (tests/conftest.py)
+    # the suite's compile options (tests/conftest.py), with 8 devices
+    flags += "".join(" " + f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f)
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu", MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
     env.pop("JAX_ENABLE_X64", None)
     return env

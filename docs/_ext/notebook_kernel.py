@@ -28,10 +28,12 @@ KEY = "xfft_source_sha256"
 RECIPE = "kernel: this interpreter, 8 CPU devices, JAX defaults; figures: matplotlib-inline image/png"
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 CPU_DEVICES = 8
-#: notebooks whose time is mostly running kernels: at XLA's default optimization level always (the others at the
-#: level the caller chooses: the test suite's level 0 compiles in about two thirds of the time)
+#: notebooks whose time is mostly running kernels: with XLA's default compile options always (the others with the
+#: options the caller chooses: :data:`FAST_COMPILE`, the test suite's, compiles in about half the time)
 RUN_TIME_BOUND = frozenset({"03_navier_stokes"})
-_OPT = "--xla_backend_optimization_level"
+#: XLA:CPU options that compile the same HLO faster and run its kernels slower (tests/conftest.py)
+FAST_COMPILE = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+_FAST_NAMES = tuple(f.split("=")[0] for f in FAST_COMPILE)
 # Variables that would leak this process's (or a launcher's) JAX setup into the kernel.
 _DROP = re.compile(r"^(JAX_ENABLE_X64|JAX_DEFAULT_DTYPE_BITS|JAX_NUM_CPU_DEVICES|XFFT_.*|JAX_COORDINATOR_.*"
                    r"|SLURM_.*|OMPI_.*|PMI_.*|PYTEST_.*|MPLBACKEND)$")
@@ -58,8 +60,8 @@ def kernel_env(name: str, *, fast_compile: bool = False) -> dict[str, str]:
 
     Args:
         name: the notebook's stem (``03_navier_stokes``).
-        fast_compile: compile at XLA's optimization level 0, unless the notebook is in :data:`RUN_TIME_BOUND`;
-            False keeps the level of this process's ``XLA_FLAGS`` (the test suite's).
+        fast_compile: compile with :data:`FAST_COMPILE`, unless the notebook is in :data:`RUN_TIME_BOUND`;
+            False keeps the options of this process's ``XLA_FLAGS`` (the test suite's).
 
     Returns:
         This process's environment without JAX, launcher and test variables, with 8 CPU devices and the inline
@@ -68,9 +70,9 @@ def kernel_env(name: str, *, fast_compile: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not _DROP.match(k)}
     flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")]
     if name in RUN_TIME_BOUND or fast_compile:
-        flags = [f for f in flags if not f.startswith(_OPT)]
+        flags = [f for f in flags if not f.startswith(_FAST_NAMES)]
     if fast_compile and name not in RUN_TIME_BOUND:
-        flags.append(f"{_OPT}=0")
+        flags += FAST_COMPILE
     env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={CPU_DEVICES}"])
     env.update(JAX_PLATFORMS="cpu", MPLBACKEND=INLINE_BACKEND,
                PYDEVD_DISABLE_FILE_VALIDATION="1",  # quiet debugpy's frozen-modules note in the kernel

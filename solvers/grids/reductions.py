@@ -6,13 +6,14 @@ compiled loop: six scalar sums in one all-reduce took 1.16 ms, one sum of a 6-ve
 The 2D Navier-Stokes row (five sums and a spectrum: six buffers) cost 2.4 ms inside the step program, more than
 half a 4.2 ms step at 256^2, so rows every 10 steps added 6% to the main job.
 
-:func:`fused` traces a function three times. The first time, every reduction taken through :func:`total` (the
+:func:`fused` traces a function twice and replays it once. The first time, every reduction taken through :func:`total` (the
 grid's means and Parseval sums, radial spectra, maxima of fields) records its per-device partial, with no
 communication, and returns zeros. The second time (a jaxpr with the reductions' values as inputs) finds which of
 them the results use: the row's CFL number, filled in from the step's own rate, uses none, and the transform
 behind it must stay out of the program. The partials used, of one dtype and one set of mesh axes, are
 concatenated and joined across the devices by one collective: a ``psum``, or an all-gather where maxima are among
-them. The third time, each :func:`total` returns its value, in the order the first evaluation asked for them.
+them. Then the second evaluation's jaxpr is replayed with their values in place of its inputs (not a third trace:
+:func:`fused` costs about two traces of the function).
 What the first evaluation computed besides the partials is unused, and JAX and XLA drop it. A reduction taken
 otherwise (a plain ``jnp.sum`` or ``jnp.max``) keeps its own all-reduce.
 
@@ -30,7 +31,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.extend.core import Literal
+from jax.extend.core import Literal, jaxpr_as_fun
 from jax.sharding import Mesh, PartitionSpec
 
 __all__ = ["fused", "total"]
@@ -140,23 +141,26 @@ def _replayed(fn, mesh, values, args):
     return out
 
 
-def _used(fn, mesh, like, args) -> list[bool]:
-    """Which sums the results of ``fn`` depend on: a backward pass over the jaxpr of its second evaluation, the
-    sums as inputs. A sum nothing uses (the row's CFL number, which the driver fills in from the step's own rate)
-    stays out of the collective, so XLA can still drop the work behind it (a transform)."""
-    jaxpr = jax.make_jaxpr(lambda v, *a: _replayed(fn, mesh, v, a))(like, *args).jaxpr
+def _replay_jaxpr(fn, mesh, like, args):
+    """The second evaluation as a jaxpr (the reductions' values its first inputs, then the leaves of ``args``),
+    its output tree, and which of the values its results depend on: a backward pass over its equations. A sum
+    nothing uses (the row's CFL number, which the driver fills in from the step's own rate) stays out of the
+    collective, so XLA can still drop the work behind it (a transform)."""
+    closed, shape = jax.make_jaxpr(lambda v, *a: _replayed(fn, mesh, v, a), return_shape=True)(like, *args)
+    jaxpr = closed.jaxpr
     live = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
     for eqn in reversed(jaxpr.eqns):
         if eqn.effects or any(v in live for v in eqn.outvars):
             live.update(v for v in eqn.invars if not isinstance(v, Literal))
-    return [v in live for v in jaxpr.invars[:len(like)]]
+    return closed, jax.tree.structure(shape), [v in live for v in jaxpr.invars[:len(like)]]
 
 
 def fused(fn: Callable[..., Any], mesh: Mesh, *args) -> Any:
     """``fn(*args)`` with its reductions over the devices (:func:`total`) on ``mesh`` done in one collective per
     dtype and set of mesh axes (see the module). ``fn`` must take the same reductions, in the same order, each
-    time it is traced (it is traced three times: to collect them, to find which of them its results use, and to
-    use their values); it is called as it is on one device and inside another :func:`fused`.
+    time it is traced (it is traced twice: to collect them, and into a jaxpr of their values that shows which of
+    them its results use and is replayed with them); it is called as it is on one device and inside another
+    :func:`fused`.
 
     Raises:
       RuntimeError: ``fn`` took other reductions in a later evaluation.
@@ -164,12 +168,12 @@ def fused(fn: Callable[..., Any], mesh: Mesh, *args) -> Any:
     if mesh.size == 1 or getattr(_STATE, "active", None) is not None:
         return fn(*args)
     collect = _Collect(mesh)
-    _evaluate(fn, args, collect)
+    first = _evaluate(fn, args, collect)
     partials = collect.partials
+    if not partials:  # no reduction through total: the first evaluation is the result
+        return first
     like = [jax.ShapeDtypeStruct(p.shape[1:], p.dtype) for _, _, p in partials]
-    used = _used(fn, mesh, like, args) if len(partials) > 1 else [True] * len(partials)
-    if sum(used) < 2:
-        return fn(*args)
+    closed, tree, used = _replay_jaxpr(fn, mesh, like, args)
     groups: dict[tuple, list[int]] = {}
     for i, (names, _, p) in enumerate(partials):
         if used[i]:
@@ -187,4 +191,6 @@ def fused(fn: Callable[..., Any], mesh: Mesh, *args) -> Any:
             size = math.prod(p.shape[1:])
             values[i] = joined[start:start + size].reshape(p.shape[1:])
             start += size
-    return _replayed(fn, mesh, values, args)
+    # the third evaluation replays the second's jaxpr with the values (no second trace of ``fn``)
+    out = jaxpr_as_fun(closed)(*values, *jax.tree.leaves(args))
+    return jax.tree.unflatten(tree, out)

@@ -40,10 +40,11 @@ class RowFunction:
     def __init__(self, equation, spectrum: bool = True):
         self.equation = equation
         like = equation.abstract_state()
-        with _mesh(equation):
-            self.has_rate = jax.eval_shape(equation.max_rate, like) is not None
-            self.has_spectrum = spectrum and jax.eval_shape(equation.spectrum, like) is not None
-            d = jax.eval_shape(equation.diagnostics, like, 0.0, 1.0)
+        with _mesh(equation):  # one trace of what the row computes, for its shapes
+            rate, spec, d = jax.eval_shape(lambda s: (equation.max_rate(s), equation.spectrum(s) if spectrum else None,
+                                                      equation.diagnostics(s, 0.0, 1.0)), like)
+        self.has_rate = rate is not None
+        self.has_spectrum = spec is not None
         for k, v in d.items():
             if np.size(np.zeros(v.shape)) != 1:
                 raise ValueError(f"{equation.label()}.diagnostics: {k!r} must be a scalar, got shape {v.shape}")
@@ -53,8 +54,7 @@ class RowFunction:
         names = set(d) | ({"cfl"} if self.has_rate else set()) | ({"resolution"} if self.own_resolution else set())
         self.columns = tuple(sorted(names, key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c)))
         self.cfl_position = self.columns.index("cfl") if self.has_rate else None
-        with _mesh(equation):
-            self.size = int(jax.eval_shape(self, like, 0.0, 1.0).size)
+        self.size = len(self.columns) + (int(np.prod(spec.shape)) if self.has_spectrum else 0)
         #: the length of the spectrum in a row (0: none)
         self.shells = self.size - len(self.columns)
 
