@@ -6,16 +6,15 @@ compiled loop: six scalar sums in one all-reduce took 1.16 ms, one sum of a 6-ve
 The 2D Navier-Stokes row (five sums and a spectrum: six buffers) cost 2.4 ms inside the step program, more than
 half a 4.2 ms step at 256^2, so rows every 10 steps added 6% to the main job.
 
-:func:`fused` traces a function twice and replays it once. The first time, every reduction taken through :func:`total` (the
-grid's means and Parseval sums, radial spectra, maxima of fields) records its per-device partial, with no
-communication, and returns zeros. The second time (a jaxpr with the reductions' values as inputs) finds which of
-them the results use: the row's CFL number, filled in from the step's own rate, uses none, and the transform
-behind it must stay out of the program. The partials used, of one dtype and one set of mesh axes, are
+:func:`fused` traces a function twice and replays it once. The first time, every reduction taken through
+:func:`total` (the grid's means and Parseval sums, radial spectra, maxima of fields) records its per-device
+partial, with no communication, and returns zeros. The second time (a jaxpr with the reductions' values as inputs)
+finds which of them the results use: the row's CFL number, filled in from the step's own rate, uses none, and the
+transform behind it must stay out of the program. The partials used, of one dtype and one set of mesh axes, are
 concatenated and joined across the devices by one collective: a ``psum``, or an all-gather where maxima are among
-them. Then the second evaluation's jaxpr is replayed with their values in place of its inputs (not a third trace:
-:func:`fused` costs about two traces of the function).
-What the first evaluation computed besides the partials is unused, and JAX and XLA drop it. A reduction taken
-otherwise (a plain ``jnp.sum`` or ``jnp.max``) keeps its own all-reduce.
+them. Then the second evaluation's jaxpr is replayed with their values as its inputs (not a third trace of the
+function). What the first evaluation computed besides the partials is unused, and JAX and XLA drop it. A reduction
+taken otherwise (a plain ``jnp.sum`` or ``jnp.max``) keeps its own all-reduce.
 
 Outside :func:`fused`, :func:`total` is the plain reduction the caller gives (``jnp.sum``, or its own
 ``shard_map`` with a ``psum``): programs without rows compile exactly as before.
