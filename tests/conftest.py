@@ -22,7 +22,7 @@ if _flag not in os.environ.get("XLA_FLAGS", ""):
 # and run with XLA's defaults in a subprocess (``pytest_pyfunc_call`` below). The suite with XLA's defaults:
 # XFFT_TEST_XLA_OPT=default. Processes the tests start (CLI runs, notebook kernels, the docs' code) inherit the
 # options: they share the programs that the persistent cache holds, which are keyed by the flags (a notebook that
-# mostly runs kernels does not: tests/notebooks/test_notebooks.py).
+# is listed in docs/_ext/notebook_kernel.py as mostly running kernels does not).
 OPT0 = "--xla_backend_optimization_level=0"
 FAST_COMPILE = (OPT0, "--xla_cpu_use_fusion_emitters=false")
 if os.environ.get("XFFT_TEST_XLA_OPT", "0") == "0" and "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"]:

@@ -45,6 +45,9 @@ def test_every_rank_writes_its_blocks_and_reads_them_back(runs):
             assert set(f["u"]) == {f"{4 * rank}_0_0", f"{4 * rank + 2}_0_0"}  # two slabs of 2 planes each
 
 
+# to the bit across two layouts of the processes: with the suite's compile options (tests/conftest.py) the state
+# built with 2 devices per process differs from the one built with 8 at round-off; with XLA's defaults it does not
+@pytest.mark.default_opt
 def test_four_by_two_writes_the_same_bytes_as_one_by_eight(runs):
     _, d = runs
     with h5py.File(d / "4x2" / "snap_00000.h5") as a, h5py.File(d / "1x8" / "snap_00000.h5") as b:

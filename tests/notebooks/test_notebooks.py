@@ -114,6 +114,7 @@ def test_a_notebook_kernel_draws_figures_inline(monkeypatch) -> None:
     assert "--xla_force_host_platform_device_count=8" in env["XLA_FLAGS"].split()
     fast = notebook_kernel.kernel_env("01_x", fast_compile=True)["XLA_FLAGS"].split()
     assert set(notebook_kernel.FAST_COMPILE) <= set(fast)
+    monkeypatch.setattr(notebook_kernel, "RUN_TIME_BOUND", frozenset({"03_navier_stokes"}))
     slow = notebook_kernel.kernel_env("03_navier_stokes", fast_compile=True)["XLA_FLAGS"]
     assert "optimization_level" not in slow and "fusion_emitters" not in slow
     key = notebook_kernel.source_key(NOTEBOOKS[0])
