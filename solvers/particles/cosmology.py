@@ -23,7 +23,8 @@ __all__ = ["ComovingNBody"]
 
 
 def _lattice(eq: ComovingNBody) -> jax.Array:
-    return lagrangian_lattice(eq.lattice_index(), eq.lattice_shape, eq.grid.box_length, eq.grid.dtype)
+    blocks = eq.mesh.sharding if eq.mesh.halo is not None else None  # through halos: each device its own block
+    return lagrangian_lattice(eq.lattice_index(), eq.lattice_shape, eq.grid.box_length, eq.grid.dtype, blocks)
 
 
 def _zeldovich(eq: ComovingNBody, psi: jax.Array, q: jax.Array, a0: float) -> Particles:
@@ -77,6 +78,11 @@ class ComovingNBody(ParticleEquation):
         of a device's particles (the lattice is ordered row-major, not by the mesh's blocks, so a device may send
         a whole share of its particles to one other). deconvolve: undo the kernel's smoothing of the force
         (default True: the large scales then grow as linear theory says; :class:`~solvers.particles.ParticleMesh`).
+      halo: paint and read out through halos of this many cells instead of the exchange (excludes
+        ``capacity``): each device holds the lattice of its own block of the mesh, and its particles must stay
+        within ``halo`` cells of that block (kernel included). Fits a run while displacements stay small against
+        a block (a Gaussian field before much clustering); a particle that leaves its halo stops the run with a
+        ``ValueError`` that says so. Every mesh axis of more than one device must split the mesh.
 
     Initial conditions:
       ``plane-wave``: the Zel'dovich pancake along axis 0 (``a0``, ``amplitude`` A: shell crossing at ``1 / A``,
@@ -102,12 +108,20 @@ class ComovingNBody(ParticleEquation):
     }
 
     def __init__(self, grid, particles: int | None = None, kernel: str = "cic", capacity: int | None = None,
-                 deconvolve: bool = True):
+                 deconvolve: bool = True, halo: int | None = None):
         cells = math.prod(grid.shape)
         particles = cells if particles is None else particles
-        if capacity is None:  # the lattice is ordered row-major, not by the mesh's blocks: room for all
+        if capacity is None and halo is None:  # the lattice is ordered row-major, not by the mesh's blocks
             capacity = max(1, particles // (1 if grid.mesh is None else grid.mesh.size))
-        super().__init__(grid, capacity=capacity, deconvolve=deconvolve, particles=particles, kernel=kernel)
+        super().__init__(grid, capacity=capacity, deconvolve=deconvolve, particles=particles, kernel=kernel,
+                         halo=halo)
+        if halo is not None and self.mesh.sharding is not None:
+            spec = self.mesh.sharding.spec
+            used = {a for e in spec if e is not None for a in ((e,) if isinstance(e, str) else e)}
+            idle = [a for a, n in zip(grid.mesh.axis_names, grid.mesh.axis_sizes) if n > 1 and a not in used]
+            if idle:
+                raise ValueError(f"{self.label()}: halo needs every mesh axis of more than one device to split the "
+                                 f"mesh (each device holds the particles of its block); {idle} split nothing")
         r = round((particles / cells) ** (1 / grid.ndim))
         if r < 1 or cells * r**grid.ndim != particles:
             raise ValueError(f"{self.label()}: particles must be prod(grid.shape) * r^{grid.ndim} for an integer r "

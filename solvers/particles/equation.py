@@ -76,6 +76,8 @@ class ParticleEquation(Equation):
       particles: the number of particles (a multiple of the devices). kernel: ``"ngp"``, ``"cic"`` or ``"tsc"``.
       capacity: the exchange's slots per device pair (:func:`xfft.paint`; None: its default).
       deconvolve: undo the kernel's smoothing of the force (:class:`~solvers.particles.ParticleMesh`).
+      halo: paint and read out through halos of this many cells (:class:`~solvers.particles.ParticleMesh`;
+        excludes ``capacity``): for particles that stay near the block of the device holding them.
 
     State: :class:`~solvers.particles.Particles`, two ``(particles, D)`` arrays of the grid's dtype sharded
     :func:`~solvers.particles.particle_sharding`.
@@ -83,14 +85,15 @@ class ParticleEquation(Equation):
     Raises:
       TypeError: ``grid`` is not a :class:`~solvers.Grid`.
       ValueError: a grid with a non-periodic axis, a parameter out of range, a particle count the devices do not
-        divide.
+        divide, both ``capacity`` and ``halo``.
     """
 
     parameters: ClassVar[tuple[Param, ...]] = PARTICLE_PARAMS
     #: the coefficient of ``grad(laplacian^-1 delta)`` in the acceleration (``omega_p^2`` of a plasma's electrons)
     strength: ClassVar[float] = 1.0
 
-    def __init__(self, grid: Grid, capacity: int | None = None, deconvolve: bool = False, **params: Any):
+    def __init__(self, grid: Grid, capacity: int | None = None, deconvolve: bool = False,
+                 halo: int | None = None, **params: Any):
         if not isinstance(grid, Grid):
             raise TypeError(f"{self.label()}: grid must be a solvers.Grid (the periodic mesh), got "
                             f"{type(grid).__name__}")
@@ -103,7 +106,7 @@ class ParticleEquation(Equation):
             raise ValueError(f"{self.label()}: particles must be a multiple of the {devices} devices, got "
                              f"{self.particles}")
         self.mesh = ParticleMesh(grid.shape, grid.box_length, grid.mesh, kernel=self.kernel, capacity=capacity,
-                                 deconvolve=deconvolve)
+                                 deconvolve=deconvolve, halo=halo)
         self.sharding = particle_sharding(grid.mesh)
 
     # ----- the Hamiltonian system ---------------------------------------------------------------------

@@ -8,6 +8,8 @@ Every function here is traced inside an initial condition's builder: each device
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -85,12 +87,47 @@ def quiet_maxwellian(index: jax.Array, count: int, beams: int, box_length, vth: 
     return jnp.stack(cols, -1), vth * v, w
 
 
-def lagrangian_lattice(index: jax.Array, counts, box_length, dtype) -> jax.Array:
+def lagrangian_lattice(index: jax.Array, counts, box_length, dtype, blocks=None) -> jax.Array:
     """Lagrangian positions ``q`` ``(N, D)``: particle ``index`` at node ``(i_0, ..., i_D-1) * L / counts`` of a
-    regular lattice of ``counts`` points per axis (row-major: the last axis fastest)."""
+    regular lattice of ``counts`` points per axis (row-major: the last axis fastest).
+
+    ``blocks``: the mesh fields' ``NamedSharding`` (None: row-major over the whole lattice). Given, the particles
+    are numbered block by block instead: the share of the particle axis that a device holds
+    (:func:`~solvers.particles.particle_sharding`) is the lattice inside that device's block of the mesh,
+    row-major within it, so every particle starts in the block of the device that holds it (what painting through
+    halos needs, :func:`xfft.paint`'s ``halo``).
+    """
     i = index.astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
-    cols = []
-    for n, length in zip(reversed(tuple(counts)), reversed(tuple(box_length))):
-        cols.append((i % n).astype(dtype) * (float(length) / n))
+    counts = tuple(int(n) for n in counts)
+    if blocks is None:
+        node = _unravel(i, counts)
+    else:
+        split = _splits(blocks, len(counts))  # per lattice axis: the mesh axes that split it
+        sizes = dict(zip(blocks.mesh.axis_names, blocks.mesh.axis_sizes))
+        nblocks = [math.prod(sizes[a] for a in names) for names in split]
+        local = tuple(n // b for n, b in zip(counts, nblocks))
+        per_device = math.prod(local)
+        device = dict(zip(blocks.mesh.axis_names, _unravel(i // per_device, tuple(blocks.mesh.axis_sizes))))
+        within = _unravel(i % per_device, local)
+        node = []
+        for names, n_local, j in zip(split, local, within):
+            block = 0
+            for a in names:
+                block = block * sizes[a] + device[a]
+            node.append(block * n_local + j)
+    return jnp.stack([j.astype(dtype) * (float(length) / n) for j, n, length in zip(node, counts, box_length)], -1)
+
+
+def _unravel(i: jax.Array, counts: tuple[int, ...]) -> list[jax.Array]:
+    """The row-major multi-index of the flat index ``i`` in an array of ``counts``."""
+    out = []
+    for n in reversed(counts):
+        out.append(i % n)
         i = i // n
-    return jnp.stack(cols[::-1], -1)
+    return out[::-1]
+
+
+def _splits(sharding, ndim: int) -> list[tuple[str, ...]]:
+    """Per axis of an ``ndim`` array sharded as ``sharding``: the mesh axes that split it, major first."""
+    spec = tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
+    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec[:ndim]]

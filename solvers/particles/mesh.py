@@ -34,22 +34,26 @@ class ParticleMesh:
       kernel: the mass-assignment kernel of :func:`xfft.paint` and :func:`xfft.readout` (``"ngp"``, ``"cic"``,
         ``"tsc"``).
       capacity: the particle slots per device pair of the exchange (:func:`xfft.paint`); None: xfft's default.
+      halo: paint and read out through halos of this many cells instead of sending particles to the devices that
+        own their cells (:func:`xfft.paint`'s ``halo``; excludes ``capacity``): for particles that stay near the
+        block of the device holding them. None: the exchange.
       deconvolve: divide the potential by the square of the kernel's window ``prod_d sinc(k_d dx_d / 2)^p`` (``p``
         = 1, 2, 3 for NGP, CIC, TSC), undoing the smoothing of paint and readout: the force of long waves is then
         exact to ``O((k dx)^4)`` instead of ``O((k dx)^2)`` (the linear growth of a PM run's large scales).
 
     Attributes:
       shape, box_length, ndim, cell (the cell size per axis), sharding (the mesh fields' sharding, None on one
-      device).
+      device), halo.
 
     Raises:
       ValueError: a shape of other than 1 to 3 positive ints, a box length that is not positive, an unknown
-        kernel, a mesh that cannot split the shape.
+        kernel, a mesh that cannot split the shape, both ``capacity`` and ``halo``.
       TypeError: ``mesh`` is not a ``jax.sharding.Mesh``.
     """
 
     def __init__(self, shape: int | Sequence[int], box_length: float | Sequence[float], mesh: Mesh | None = None,
-                 *, kernel: str = "cic", capacity: int | None = None, deconvolve: bool = False):
+                 *, kernel: str = "cic", capacity: int | None = None, deconvolve: bool = False,
+                 halo: int | Sequence[int] | None = None):
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
         if not 1 <= len(shape) <= 3 or min(shape) < 2:
             raise ValueError(f"shape must be 1 to 3 ints >= 2 (cells per axis), got {shape}")
@@ -58,15 +62,22 @@ class ParticleMesh:
             raise ValueError(f"box_length must be positive, got {box_length!r}")
         if kernel not in ("ngp", "cic", "tsc"):
             raise ValueError(f"kernel must be 'ngp', 'cic' or 'tsc', got {kernel!r}")
+        if halo is not None and capacity is not None:
+            raise ValueError("capacity and halo exclude each other (halo: no particle is sent anywhere)")
         if mesh is not None and not isinstance(mesh, Mesh):
             raise TypeError(f"mesh must be a jax.sharding.Mesh (xfft.make_mesh), got {type(mesh).__name__}")
         self.shape, self.ndim, self.kernel, self.capacity, self.mesh = shape, len(shape), kernel, capacity, mesh
+        self.halo = halo
         self.deconvolve = bool(deconvolve)
         self.box_length = tuple(float(v) for v in lengths)
         self.cell = tuple(L / n for L, n in zip(self.box_length, shape))
         self.sharding = None if mesh is None else xfft.real_sharding(mesh, shape, ndim=len(shape))
         # xfft has no real-to-complex transform of a lone sharded axis: a 1D sharded mesh takes complex ones
         self.real = self.sharding is None or self.ndim > 1
+
+    @property
+    def _halo(self):
+        return None if self.sharding is None else self.halo  # (one device: no halo, nothing exchanged)
 
     @property
     def volume(self) -> float:
@@ -88,7 +99,7 @@ class ParticleMesh:
         """
         n = positions.shape[0]
         counts = xfft.paint(self._grid_units(positions), self.shape, weights, kernel=self.kernel,
-                            capacity=self.capacity, out_sharding=self.sharding)
+                            capacity=self.capacity, out_sharding=self.sharding, halo=self._halo)
         return counts * (math.prod(self.shape) / n) - 1
 
     def wavenumbers(self, dtype) -> tuple[jax.Array, ...]:
@@ -153,7 +164,8 @@ class ParticleMesh:
     def at_particles(self, fields: Sequence[jax.Array], positions: jax.Array) -> jax.Array:
         """Mesh fields (one per axis) interpolated at the particles with the paint kernel: ``(N, D)``."""
         q = self._grid_units(positions)
-        return jnp.stack([xfft.readout(f, q, kernel=self.kernel, capacity=self.capacity) for f in fields], -1)
+        return jnp.stack([xfft.readout(f, q, kernel=self.kernel, capacity=self.capacity, halo=self._halo)
+                          for f in fields], -1)
 
     def field(self, positions: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """``grad(laplacian^-1 delta)`` at the particles, for the density contrast ``delta`` of the particles

@@ -12,6 +12,7 @@ on where the segments start.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,7 +152,21 @@ class Loop:
     def run(self, state, info: RunInfo, samples: dict | None = None, controller_state: Any = None):
         """Step from ``state`` (at ``info.t0``, ``info.step0``) to ``info.t_end`` or ``info.max_steps``; ``samples``:
         the outputs' samples to continue from (name -> pytree); ``controller_state``: the controller's input to
-        continue from (:meth:`saved_controller`)."""
+        continue from (:meth:`saved_controller`).
+
+        Raises:
+          ValueError: a check inside the programs failed (a host callback raised it: a particle outside its halo,
+            a full exchange buffer of :func:`xfft.paint`), with the check's own message.
+        """
+        try:
+            return self._run(state, info, samples, controller_state)
+        except jax.errors.JaxRuntimeError as e:
+            found = re.findall(r"^ValueError: (.+)$", str(e), re.M)
+            if not found:
+                raise
+            raise ValueError(found[0]) from None
+
+    def _run(self, state, info: RunInfo, samples: dict | None, controller_state: Any):
         clock, values, energy = self.clock(state, info.step0, info.t0, samples, controller_state)
         self.pending: list[Row] = []
         if not info.resumed and self.row is not None:
