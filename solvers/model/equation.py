@@ -49,6 +49,9 @@ class Equation:
     initial_conditions: ClassVar[dict[str, Callable[..., State] | InitialCondition]] = {}
     #: the grid dimensions the physics is written for (None: any), checked by ``Equation.__init__``
     grid_ndims: ClassVar[tuple[int, ...] | None] = None
+    #: the state is spectral coefficients in the grid's layout (checkpoints store them in natural order); False:
+    #: arrays of the equation's own layout (particles), which checkpoints store as they are
+    spectral_state: ClassVar[bool] = True
 
     def __init__(self, grid: Grid, **params: Any):
         """Store ``grid`` and every declared parameter (given or default) as an attribute.

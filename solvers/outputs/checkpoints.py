@@ -150,7 +150,8 @@ class Checkpoint(Output):
     (statistics continue where they stopped) and ``meta``.
 
     The state is stored in natural spectral order with the Nyquist coefficient of a half axis (the format every
-    version wrote): restorable on any mesh or process count (:meth:`Checkpoints.restore`).
+    version wrote): restorable on any mesh or process count (:meth:`Checkpoints.restore`). A state that is not
+    spectral (``equation.spectral_state`` False: particles) is stored as it is.
 
     Args:
       directory: the checkpoint directory (created). every: steps between checkpoints (0: only at the end).
@@ -174,6 +175,7 @@ class Checkpoint(Output):
         self.last: int | None = None
         self._natural = None
         self._grid = None
+        self._spectral = True
 
     @property
     def directory(self) -> Path:
@@ -181,6 +183,7 @@ class Checkpoint(Output):
 
     def start(self, run: RunInfo, event: Event) -> None:
         self._grid = run.equation.grid
+        self._spectral = getattr(run.equation, "spectral_state", True)
         self.last = self.store.latest_step() if run.resumed else None
 
     def next_step(self, step: int) -> int | None:
@@ -197,7 +200,7 @@ class Checkpoint(Output):
     def save(self, event: Event) -> None:
         """Write a checkpoint of ``event``'s state and clock."""
         grid, state = self._grid, event.state
-        if grid.order != "natural" or not grid.nyquist:
+        if self._spectral and (grid.order != "natural" or not grid.nyquist):
             if self._natural is None:
                 self._natural = jax.jit(lambda s: jax.tree.map(grid.to_natural, s))
             state = self._natural(state)

@@ -89,6 +89,8 @@ class ParticleEquation(Equation):
     """
 
     parameters: ClassVar[tuple[Param, ...]] = PARTICLE_PARAMS
+    #: the state is particles, not spectra: checkpoints store it as it is
+    spectral_state: ClassVar[bool] = False
     #: the coefficient of ``grad(laplacian^-1 delta)`` in the acceleration (``omega_p^2`` of a plasma's electrons)
     strength: ClassVar[float] = 1.0
 
