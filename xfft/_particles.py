@@ -35,7 +35,7 @@ from . import _particles_halo as _through_halos
 from ._halo import AxisHalo, pad_blocks, reduce_blocks
 from ._kernels import KERNELS, stencil, weights_1d
 from ._layout import Layout, canonical_layout, check_even, group_size, layout_to_spec, spec_to_layout
-from ._partition import Placement, _constrain, placement
+from ._partition import Placement, _constrain, one_device_block, placement
 
 
 class _Route:
@@ -303,7 +303,8 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
         field = _Field(None, shape, ((),) * len(shape), "paint")
         if halo is not None:  # (checked; one device has no halo)
             _through_halos.halo_widths(halo, field, "paint")
-        out, _ = _paint_body(pos, jnp.broadcast_to(w.astype(dtype), pos.shape[:-1]), field, kernel, 1)
+        pos = one_device_block(pos)
+        out, _ = _paint_body(pos, jnp.broadcast_to(one_device_block(w).astype(dtype), pos.shape[:-1]), field, kernel, 1)
         return out
     if out_sharding is None:
         flayout = canonical_layout(shape, tuple(range(len(shape))), pl.mesh_sizes)
@@ -362,6 +363,7 @@ def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capa
             raise ValueError("readout: field and positions must both be sharded over one mesh, or both on one device")
         if halo is not None:  # (checked; one device has no halo)
             _through_halos.halo_widths(halo, _Field(None, f.shape, ((),) * f.ndim, "readout"), "readout")
+        f, pos = one_device_block(f), one_device_block(pos)
         out, _ = _readout_body(f, pos.astype(f.dtype), _Field(None, f.shape, ((),) * f.ndim, "readout"), kernel, 1)
         return out
     if fpl.mesh_sizes != pl.mesh_sizes:

@@ -23,7 +23,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import AxisType, NamedSharding
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from ._exchange import all_to_all, move_then_transpose
 from ._fourstep import four_step
@@ -277,3 +277,13 @@ def run(x: jax.Array, plan: Plan, norm: str, *, in_perm: tuple[int, ...] | None 
     if pl is None:
         return run_program(x, lowered(plan, None, in_perm=in_perm, natural_out=natural_out), norm, {})
     return execute(x, plan, pl, norm, in_perm=in_perm, natural_out=natural_out, options=options)
+
+
+def one_device_block(x: jax.Array) -> jax.Array:
+    """``x`` without the type of a sharding over a mesh of one device (an Explicit mesh types its arrays, and a
+    scatter or gather of such an array asks for an output sharding): the same single block, unsharded."""
+    sharding = getattr(jax.typeof(x), "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    if spec is None or all(e is None for e in spec):
+        return x
+    return jax.sharding.reshard(x, NamedSharding(sharding.mesh, PartitionSpec()))

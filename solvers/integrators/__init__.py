@@ -7,15 +7,16 @@ from .ifrk4 import IFRK4 as IFRK4
 from .imex import ARS443 as ARS443
 from .imex import IMEX as IMEX
 from .imex import Tableau as Tableau
+from .leapfrog import Leapfrog as Leapfrog
 from .lsrk4 import LSRK4 as LSRK4
 from .rk4 import RK4 as RK4
 from .split_step import ImaginaryTimeSplitStep as ImaginaryTimeSplitStep
 from .split_step import SplitStep as SplitStep
 
 #: the integrators by name (``"rk4"``, ``"lsrk4"``, ``"etdrk4"``, ``"ifrk4"``, ``"imex"``, ``"split-step"``,
-#: ``"split-step-imaginary"``): what ``integrator=`` and ``--integrator`` take
+#: ``"split-step-imaginary"``, ``"leapfrog"``): what ``integrator=`` and ``--integrator`` take
 INTEGRATORS: dict[str, type[Integrator]] = {c.name: c for c in (RK4, LSRK4, ETDRK4, IFRK4, IMEX)}
-INTEGRATORS.update({c.name: c for c in (SplitStep, ImaginaryTimeSplitStep)})
+INTEGRATORS.update({c.name: c for c in (SplitStep, ImaginaryTimeSplitStep, Leapfrog)})
 
 
 
@@ -50,6 +51,6 @@ def make_integrator(equation, integrator=None) -> Integrator:
     raise TypeError(f"integrator must be a name, an Integrator subclass or instance, got {integrator!r}")
 
 
-__all__ = ["ARS443", "ETDRK4", "IFRK4", "IMEX", "INTEGRATORS", "Integrator", "LSRK4", "RK4",
+__all__ = ["ARS443", "ETDRK4", "IFRK4", "IMEX", "INTEGRATORS", "Integrator", "LSRK4", "Leapfrog", "RK4",
            "Tableau", "make_integrator", "phi_functions"]
 __all__ += ["ImaginaryTimeSplitStep", "SplitStep"]

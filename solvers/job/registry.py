@@ -22,6 +22,8 @@ from ..equations.rayleigh_benard import K_CRITICAL, K_CRITICAL_NO_SLIP
 from ..grids import wall_grid
 from ..model import Param
 from ..outputs import PlotSpec, wall_units
+from ..particles import VlasovPoisson
+from ..particles import periodic_grid as particle_grid
 from .spec import RunSpec, complex_periodic_grid
 
 __all__ = ["REGISTRY", "register"]
@@ -136,6 +138,12 @@ def _convection(cls, kc, integrator):
                    statistics=wall_units.convection)
 
 
+def _particle_grid(shape, mesh, box_length, *, dtype, dealias, backend, points=None):
+    """The mesh of a particle run (:func:`solvers.particles.periodic_grid`): Fourier bases, no dealiasing (the
+    field solve is linear; ``dealias`` and ``backend`` do not apply)."""
+    return particle_grid(shape, box_length, mesh, dtype=dtype)
+
+
 _SPECS = [
     RunSpec("navier-stokes", NavierStokes, "3D incompressible Navier-Stokes (pseudo-spectral, rotational form, "
             "dealiased)", integrator="lsrk4",
@@ -169,6 +177,11 @@ _SPECS = [
             "tau in y, Fourier in x, z; velocity-vorticity form)", ndims=(2, 3), integrator="imex",
             grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_channel_bound,
             statistics=wall_units.channel, presets=_CHANNEL_PRESETS),
+    RunSpec("vlasov-poisson", VlasovPoisson, "electrostatic particle-in-cell plasma, 1D to 3D (Landau damping, "
+            "two-stream; --n NX [NY NZ] mesh cells, --param particles=N; box in Debye lengths)", ndims=(1, 2, 3),
+            integrator="leapfrog", grid=_particle_grid, box=lambda ndim, params: (4 * math.pi,) * ndim,
+            points=False, plot=PlotSpec("delta", "density contrast delta", "density.png",
+                                        energy_label="kinetic energy", history=("field_energy",), history_log=True)),
     RunSpec("couette", Couette, "plane Couette flow between walls y = -1, 1 moving at u = -1, +1 (--n NY NX [NZ]: "
             "Chebyshev tau in y, Fourier in x, z; velocity-vorticity form)", ndims=(2, 3), integrator="imex",
             grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_couette_bound,

@@ -97,7 +97,8 @@ PlotAxes = Mapping[str, tuple[str, Sequence[float]]]
 
 
 def plot_slice(ax, field: np.ndarray, label: str, axes: PlotAxes | None = None) -> None:
-    """Draw a 2D slice ``field[i, j]`` (``i`` along the horizontal axis, ``j`` along the vertical one).
+    """Draw a 2D slice ``field[i, j]`` (``i`` along the horizontal axis, ``j`` along the vertical one), or the
+    line of a 1D field.
 
     Args:
       ax: a matplotlib ``Axes``.
@@ -112,6 +113,11 @@ def plot_slice(ax, field: np.ndarray, label: str, axes: PlotAxes | None = None) 
       ValueError: ``axes`` without both keys, or coordinates that do not match the field's shape.
     """
     field = np.asarray(field)
+    if field.ndim == 1:  # a 1D run: the field along its axis
+        ax.plot(np.arange(field.size) / field.size, field, "C0-")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("x / L")
+        return
     if axes is None:
         im = ax.imshow(field.T, origin="lower", cmap="inferno", extent=(0, 1, 0, 1))
         names = ("x / L", "y / L")

@@ -7,13 +7,13 @@ whose mesh carries the field solve (:class:`ParticleMesh`); :class:`Leapfrog` (k
 :func:`solvers.simulate` with its controllers and outputs.
 """
 
+from ..integrators import Leapfrog as Leapfrog
 from .analysis import fit_damped_oscillation as fit_damped_oscillation
 from .analysis import fit_growth_rate as fit_growth_rate
 from .analysis import power_spectrum as power_spectrum
 from .cosmology import ComovingNBody as ComovingNBody
 from .equation import ParticleEquation as ParticleEquation
 from .equation import periodic_grid as periodic_grid
-from .leapfrog import Leapfrog as Leapfrog
 from .mesh import ParticleMesh as ParticleMesh
 from .state import Particles as Particles
 from .state import particle_sharding as particle_sharding

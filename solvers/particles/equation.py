@@ -146,13 +146,14 @@ class ParticleEquation(Equation):
 
     def diagnostics(self, state: Particles, t: jax.Array, dt: jax.Array) -> dict[str, jax.Array]:
         """``energy`` (kinetic, :meth:`energy`), ``field_energy`` (``(1/2) integral |grad(phi)|^2`` per unit
-        volume), ``momentum`` (mean velocity along axis 0) and ``resolution`` (the share of the density
-        contrast's power in the outer half of the mesh's wavenumbers: particles clustered at the mesh scale)."""
+        volume), ``momentum`` (mean velocity along axis 0) and ``outer_power`` (the share of the density
+        contrast's power in the outer half of the mesh's wavenumbers: particles clustered at the mesh scale, or
+        the particles' shot noise; not named ``resolution``, whose watch is for spectral fields)."""
         delta = self.mesh.contrast(state.positions, state.weights)
         return {"energy": self.energy(state),
                 "field_energy": self.mesh.field_energy(delta) / self.mesh.volume,
                 "momentum": jnp.mean(state.velocities[:, 0] * (1 if state.weights is None else state.weights)),
-                "resolution": self._outer_share(delta)}
+                "outer_power": self._outer_share(delta)}
 
     def _outer_share(self, delta: jax.Array) -> jax.Array:
         m = self.mesh

@@ -71,7 +71,8 @@ class ParticleMesh:
         self.deconvolve = bool(deconvolve)
         self.box_length = tuple(float(v) for v in lengths)
         self.cell = tuple(L / n for L, n in zip(self.box_length, shape))
-        self.sharding = None if mesh is None else xfft.real_sharding(mesh, shape, ndim=len(shape))
+        # (a mesh of one device is no mesh: nothing is sharded, paint and readout run there)
+        self.sharding = None if mesh is None or mesh.size == 1 else xfft.real_sharding(mesh, shape, ndim=len(shape))
         # xfft has no real-to-complex transform of a lone sharded axis: a 1D sharded mesh takes complex ones
         self.real = self.sharding is None or self.ndim > 1
 

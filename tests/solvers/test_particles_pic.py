@@ -92,3 +92,29 @@ def test_a_leapfrog_instance_rebinds_to_another_particle_equation_and_refuses_a_
     assert isinstance(step, Leapfrog) and step.equation is b
     with pytest.raises(TypeError, match="Leapfrog: equation must be"):
         make_integrator(NavierStokes2D(SpectralGrid(16, None, ndim=2)), step)
+
+
+def test_vlasov_poisson_runs_from_the_command_line_resumes_and_plots(tmp_path):
+    """``python -m solvers run vlasov-poisson`` (in this process): the leapfrog by default, a time step from the
+    particles' CFL rate, the diagnostics (without a ``resolution`` column, whose watch is for spectral fields),
+    checkpoints, a resume that continues the same rows, and plots of a 1D run (the density contrast as a line)."""
+    import json
+
+    from solvers.cli import main
+    from solvers.io import read_csv
+
+    out = tmp_path / "vp"
+    args = ["run", "vlasov-poisson", "--n", "32", "--dtype", "float64", "--param", "particles=1024", "--out",
+            str(out), "--no-progress", "--diag-every", "2", "--checkpoint-every", "4"]
+    assert main([*args, "--t-end", "0.5"]) == 0
+    first = read_csv(out / "diagnostics.csv")
+    assert main([*args, "--t-end", "1.0", "--resume"]) == 0
+    rows = read_csv(out / "diagnostics.csv")
+    assert rows[:len(first)] == first and float(rows[-1]["t"]) == pytest.approx(1.0)
+    assert "resolution" not in rows[0] and {"field_energy", "mode_amplitude", "outer_power"} <= set(rows[0])
+    e = np.array([float(r["total_energy"]) for r in rows])
+    assert np.max(np.abs(e - e[0])) < 1e-3 * e[0]
+    info = json.loads((out / "run.json").read_text())
+    assert info["config"]["integrator"] == "leapfrog" and info["resolution"] is None
+    for png in ("energy.png", "density.png", "summary.png"):
+        assert (out / png).stat().st_size > 10_000, png

@@ -150,3 +150,19 @@ def test_errors():
         xfft.paint(pos, (8, 8, 8), capacity=0)
     with pytest.raises(ValueError, match="weights must be a scalar or of shape"):
         xfft.paint(pos, (8, 8, 8), jnp.ones(3))
+
+
+@pytest.mark.parametrize("axis_type", [jax.sharding.AxisType.Explicit, jax.sharding.AxisType.Auto])
+def test_a_mesh_of_one_device_paints_and_reads_out_as_no_mesh(axis_type):
+    """Positions and a field on a mesh of one device (an Explicit mesh types them as sharded over its size-1 axis)
+    paint and read out as plain arrays do, eagerly and under ``jit``."""
+    one = jax.make_mesh((1,), ("x",), axis_types=(axis_type,), devices=jax.devices()[:1])
+    q = np.random.default_rng(0).uniform(0, 8, (64, 2)).astype(np.float32)
+    ref = xfft.paint(q, (8, 8))
+    x = jax.device_put(q, NamedSharding(one, P("x", None)))
+    f = jax.device_put(np.asarray(ref), NamedSharding(one, P("x", None)))
+    with jax.set_mesh(one):
+        np.testing.assert_array_equal(np.asarray(xfft.paint(x, (8, 8))), np.asarray(ref))
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda p: xfft.paint(p, (8, 8)))(x)), np.asarray(ref))
+        back = jax.jit(lambda g, p: xfft.readout(g, p))(f, x)
+    np.testing.assert_allclose(np.asarray(back), np.asarray(xfft.readout(ref, q)), rtol=1e-6, atol=1e-6)

@@ -6,21 +6,26 @@ from typing import ClassVar
 
 import jax
 
-from ..integrators import Integrator
-from .equation import ParticleEquation
-from .state import Particles
+from ._base import Integrator
 
 __all__ = ["Leapfrog"]
 
+#: what a particle equation gives the scheme
+_PARTICLE_METHODS = ("kick_factor", "drift_factor", "acceleration", "wrap")
+
 
 class Leapfrog(Integrator):
-    """Kick-drift-kick for :class:`~solvers.particles.ParticleEquation`: half a kick, a drift, half a kick.
+    """Kick-drift-kick for a particle equation (:class:`~solvers.particles.ParticleEquation`: its state a
+    :class:`~solvers.particles.Particles`): half a kick, a drift, half a kick.
 
     ``v += K(t, t + dt/2) a(x)``; ``x += D(t, t + dt) v``; ``v += K(t + dt/2, t + dt) a(x)``, with the equation's
     exact integrals ``K`` (:meth:`~solvers.particles.ParticleEquation.kick_factor`) and ``D``
     (:meth:`~solvers.particles.ParticleEquation.drift_factor`) of its time-dependent factors. Symplectic and
     second order; two force evaluations per step (the state holds no acceleration, so a step depends on the
     positions and velocities alone, and a resumed run is the same run to the bit).
+
+    It lives with the other schemes (``INTEGRATORS["leapfrog"]``, ``--integrator leapfrog``) and asks the
+    equation only for what it uses: ``kick_factor``, ``drift_factor``, ``acceleration`` and ``wrap``.
 
     Raises:
       TypeError: ``equation`` is not a particle equation.
@@ -34,14 +39,14 @@ class Leapfrog(Integrator):
 
     def check_equation(self, equation) -> None:
         """A particle equation only (a particle system has no linear part for the base class to ask for)."""
-        if not isinstance(equation, ParticleEquation):
-            raise TypeError(f"Leapfrog: equation must be a solvers.particles.ParticleEquation, got "
-                            f"{type(equation).__name__}")
+        if not all(callable(getattr(equation, m, None)) for m in _PARTICLE_METHODS):
+            raise TypeError(f"Leapfrog: equation must be a solvers.particles.ParticleEquation (with "
+                            f"{', '.join(_PARTICLE_METHODS)}), got {type(equation).__name__}")
 
     def coefficients(self, dt: jax.Array) -> tuple:
         return ()
 
-    def step(self, state: Particles, t: jax.Array, dt: jax.Array, coeffs: tuple = ()) -> Particles:
+    def step(self, state, t: jax.Array, dt: jax.Array, coeffs: tuple = ()):
         """Advance ``state`` from ``t`` to ``t + dt`` (pure, jit-able)."""
         eq = self.equation
         half, end = t + dt / 2, t + dt
@@ -49,7 +54,7 @@ class Leapfrog(Integrator):
         v = state.velocities + eq.kick_factor(t, half) * eq.acceleration(state.positions, t, w)
         x = eq.wrap(state.positions + eq.drift_factor(t, end) * v)
         v = v + eq.kick_factor(half, end) * eq.acceleration(x, end, w)
-        return Particles(x, v, w)
+        return state._replace(positions=x, velocities=v)
 
     def stable_dt(self) -> float:
         return float("inf")
