@@ -1,6 +1,7 @@
-"""Plane channel flow (Chebyshev tau in y, Fourier in x, z): laminar Poiseuille flow steady to round-off on a slab
-and a pencil mesh and under both drives, a Tollmien-Schlichting wave growing at the Orr-Sommerfeld rate through the
-main job, sharded runs equal to one device, bit-identical resume, and the bad inputs."""
+"""Plane channel flow (Chebyshev tau in y, Fourier in x, z): laminar Poiseuille flow steady to round-off on a pencil
+mesh, a Tollmien-Schlichting wave growing at the Orr-Sommerfeld rate through the main job under the pressure drive
+(which holds the laminar mean flow), sharded runs equal to one device, bit-identical resume, a full-spectrum
+checkpoint resumed on another mesh, and the bad inputs."""
 
 import shutil
 import sys
@@ -45,21 +46,16 @@ def flows(meshes):
     return get
 
 
-# The sampled cases: 2D on the slab mesh with the pressure drive, 3D on the pencil mesh with the flow-rate drive
-# (the drives differ only in the mean flow's solve, which is the same code in 2D and 3D).
-@pytest.mark.parametrize("dim,kind,drive", [(2, "slab", "pressure"), (3, "pencil", "flow-rate")])
-def test_laminar_poiseuille_flow_is_steady_to_round_off(meshes, flows, dim, kind, drive):
+# 3D on the pencil mesh with the flow-rate drive (the sharded test's equation and loop). The pressure drive (the drives
+# differ only in the mean flow's solve, the same code in 2D and 3D) holds the laminar mean flow in the
+# Tollmien-Schlichting run below; 2D on the slab mesh: the resume tests' runs.
+def test_laminar_poiseuille_flow_is_steady_to_round_off(flows):
     """U = 1 - y^2 stays put (coefficients to 1e-15 of the state): energy 4/15, bulk velocity 2/3, wall shear
     2 nu on both walls, no perturbation energy."""
-    if dim == 2:
-        eq = _channel((17, 8), meshes[kind], Re=100.0, drive=drive)
-        s0 = eq.initial_state("laminar")
-        s1 = IMEX(eq).advance(s0, 0.0, 0.01, 10)
-    else:
-        eq, integ = flows(kind)
-        assert eq.drive == drive
-        s0 = eq.initial_state("laminar")
-        s1 = integ.advance(s0, 0.0, DT_3D, STEPS_3D)
+    eq, integ = flows("pencil")
+    assert eq.drive == "flow-rate"
+    s0 = eq.initial_state("laminar")
+    s1 = integ.advance(s0, 0.0, DT_3D, STEPS_3D)
     _, d = fields_and_diagnostics(eq, s1)
     assert np.max(np.abs(np.asarray(s1) - np.asarray(s0))) < 1e-14  # (on the host: no program to compile)
     nu = 1.0 / eq.Re
@@ -69,32 +65,34 @@ def test_laminar_poiseuille_flow_is_steady_to_round_off(meshes, flows, dim, kind
 
 
 def test_sharded_runs_equal_one_device(flows):
-    """A 3D random perturbation of laminar flow (constant flow rate, 3/2 dealiasing in every direction), 4 IMEX
-    steps: the velocity of a pencil run equals the one-device run's to 1e-12 (measured 6.5e-15 on 9x16x8, 1.5e-14
+    """A 3D random perturbation of laminar flow (constant flow rate, 3/2 dealiasing in every direction; built on
+    one device and placed on each mesh), 4 IMEX steps: the velocity of a pencil run equals the one-device run's
+    to 1e-12 (measured 6.5e-15 on 9x16x8, 1.5e-14
     on 17x16x16; the raw coefficients of ``lap v`` differ by 1e-12 of their largest, round-off amplified by the
     stiff solves); the flow rate stays at 2/3. (9x16x8: both periodic axes sharded; the fields transformed one at
     a time, as on a large grid, where a grid this small would transform them together. A slab shards one of
     them: the 2D runs on 8 devices, tests/solvers/test_grid_points.py and the laminar flows here.)"""
     out = {}
+    s0 = np.asarray(flows("single")[0].initial_state("turbulent", amplitude=0.2, seed=3))  # built once, placed
     for kind in ("single", "pencil"):
         eq, integ = flows(kind)
-        s = integ.advance(eq.initial_state("turbulent", amplitude=0.2, seed=3), 0.0, DT_3D, STEPS_3D)
+        s = integ.advance(jax.device_put(s0, eq.abstract_state().sharding), 0.0, DT_3D, STEPS_3D)
         out[kind], d = fields_and_diagnostics(eq, s)
         assert abs(d["bulk_velocity"] - LAMINAR_BULK) < 1e-13
     for name, ref in out["single"].items():
         assert np.max(np.abs(out["pencil"][name] - ref)) < 1e-12 * np.max(np.abs(ref)), name
 
 
-#: the main job's runs of the resume tests: 2D, ten steps of 0.01, a row every step
+#: the main job's runs of the resume tests: 2D, ten steps of 0.01, a row every step, a checkpoint at steps 5 and 10
 RESUME = dict(equation="channel", ic="turbulent", n=(9, 16), dtype="float64", dt=0.01, t_end=0.1,
-              params={"Re": 1000.0}, diag_every=1, progress=False, plots=False)
+              params={"Re": 1000.0}, diag_every=1, checkpoint_every=5, progress=False, plots=False)
 #: what the rows written after a resume on another mesh (or from another layout) must match, to round-off
 COLUMNS = ("energy", "perturbation_energy", "bulk_velocity", "wall_shear_bottom", "wall_shear_top")
 
 
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory, meshes):
-    """The uninterrupted run on the 8-device slab mesh: its output folder."""
+    """The uninterrupted run on the 8-device slab mesh: its output folder (checkpoints of steps 5 and 10)."""
     out = tmp_path_factory.mktemp("straight")
     assert run(RunConfig(out=str(out), **RESUME), mesh=meshes["slab"])["steps"] == 10
     return out
@@ -108,41 +106,41 @@ def _rows_after_resume_match(straight, out):
             assert float(y[col]) == pytest.approx(float(x[col]), rel=1e-12, abs=1e-15), col
 
 
-def test_resume_is_bit_identical_and_restores_on_another_mesh(tmp_path, meshes, straight):
-    """Five steps, a checkpoint, and five more after a resume on the same mesh: the straight run's CSV, byte for
-    byte; the step-5 checkpoint (written on the 8-device slab mesh) also continues on one device, to the straight
-    run's diagnostics within round-off (2D: the driver's path is the same in 3D; the command line's ``--resume``
-    is tests/solvers/test_solver_cli.py's)."""
+def test_resume_from_a_checkpoint_is_bit_identical(tmp_path, meshes, straight):
+    """The straight run's folder as a run stopped after its step-5 checkpoint (the step-10 checkpoint removed),
+    resumed on the same mesh: it rewrites the rows after step 5, and the CSV is the straight run's, byte for byte.
+    (A run stopped by ``max_steps`` and resumed: tests/solvers/test_wall_statistics.py; the command line's
+    ``--resume``: tests/solvers/test_solver_cli.py.)"""
     b = tmp_path / "b"
-    assert run(RunConfig(out=str(b), max_steps=5, **RESUME), mesh=meshes["slab"])["steps"] == 5
-    shutil.copytree(b, tmp_path / "c")
+    shutil.copytree(straight, b)
+    shutil.rmtree(b / "checkpoints" / "10")
+    store = Checkpoints(b / "checkpoints")
+    assert store.latest_step() == 5
+    store.close()
     assert run(RunConfig(out=str(b), resume=True, **RESUME), mesh=meshes["slab"])["steps"] == 10
     a = (straight / "diagnostics.csv").read_bytes()
     assert (b / "diagnostics.csv").read_bytes() == a and len(a.splitlines()) == 12
-    one = xfft.make_mesh((1,), devices=jax.devices()[:1])
-    other = run(RunConfig(out=str(tmp_path / "c"), resume=True, **RESUME), mesh=one)
-    assert other["steps"] == 10 and other["mesh"] == {"x": 1}
-    _rows_after_resume_match(straight, tmp_path / "c")
 
 
-def test_2d_checkpoint_of_the_full_spectrum_resumes(tmp_path, monkeypatch, straight):
+def test_2d_checkpoint_of_the_full_spectrum_resumes_on_another_mesh(tmp_path, monkeypatch, meshes, straight):
     """2D wall grids hold a half spectrum of their periodic axis; a checkpoint written when they held all ``nx``
-    coefficients (forced here: the grid built with ``real_last=False``) resumes on the half spectrum, and the run
-    ends where the uninterrupted run ends, to rounding (on one device: the conversion is the same on any mesh; its
-    programs are those of the resume test's run on one device)."""
+    coefficients (forced here: the grid built with ``real_last=False``), on one device, resumes on the half
+    spectrum on the 8-device slab mesh, and the run ends where the uninterrupted run ends, to rounding (a checkpoint
+    restored on another mesh and converted from the full spectrum, in one resume, which runs the straight run's
+    programs; 2D: the driver's path is the same in 3D)."""
     import solvers.grids.walls as walls
 
-    mesh = xfft.make_mesh((1,), devices=jax.devices()[:1])
+    one = xfft.make_mesh((1,), devices=jax.devices()[:1])
     periodic_bases = walls.periodic_bases
     with monkeypatch.context() as m:
         m.setattr(walls, "periodic_bases", lambda *a, **k: periodic_bases(*a, **{**k, "real_last": False}))
-        part = run(RunConfig(out=str(tmp_path / "b"), max_steps=5, **RESUME), mesh=mesh)
+        part = run(RunConfig(out=str(tmp_path / "b"), max_steps=5, **RESUME), mesh=one)
     store = Checkpoints(tmp_path / "b" / "checkpoints")
     state, _ = store.restore(5, jax.ShapeDtypeStruct((1, 9, 16), np.complex128))  # all 16 coefficients stored
     store.close()
-    assert part["steps"] == 5 and np.abs(np.asarray(state)[0, :, 9:]).max() > 0
-    rest = run(RunConfig(out=str(tmp_path / "b"), resume=True, **RESUME), mesh=mesh)
-    assert rest["steps"] == 10
+    assert part["steps"] == 5 and part["mesh"] == {"x": 1} and np.abs(np.asarray(state)[0, :, 9:]).max() > 0
+    rest = run(RunConfig(out=str(tmp_path / "b"), resume=True, **RESUME), mesh=meshes["slab"])
+    assert rest["steps"] == 10 and rest["mesh"] == {"x": 8}
     _rows_after_resume_match(straight, tmp_path / "b")
 
 
@@ -168,9 +166,17 @@ def test_tollmien_schlichting_growth_rate_through_the_main_job(tmp_path):
     and steps and one device: steps of one streamwise mode per device are latency on 8; the command line's own path
     is the bad-input tests'.)"""
     out = tmp_path / "ts"
-    cfg = RunConfig(equation="channel", ic="tollmien-schlichting", n=(49, 8), params={"Re": 10000.0},
-                    dtype="float64", dt=0.04, t_end=20.0, diag_every=250, out=str(out), progress=False, plots=False)
+    cfg = RunConfig(equation="channel", ic="tollmien-schlichting", n=(49, 8), params={"Re": 10000.0,
+                    "drive": "pressure"}, dtype="float64", dt=0.04, t_end=20.0, diag_every=250, out=str(out),
+                    progress=False, plots=False)
     run(cfg, mesh=xfft.make_mesh((1,), devices=jax.devices()[:1]))
     rate = energy_rate(out, 10.0, 20.0)
     exact = 2 * 1.0 * 0.00373967
     assert abs(rate / exact - 1) < 5e-6, rate  # measured: 0.0074793301 on 49 points, dt 0.04 (1.3e-6)
+    # The pressure drive (the laminar test's drive is the flow rate) holds the laminar mean flow: the wave's
+    # Reynolds stress, O(amplitude^2), moves the bulk velocity by 3e-12 and the wall shear by 3e-13 by t = 20 (a
+    # pressure gradient off by 1e-6 of 2 nu would move the bulk velocity by 4e-9).
+    for r in read_csv(out / "diagnostics.csv"):
+        assert abs(float(r["bulk_velocity"]) - LAMINAR_BULK) < 1e-10, r
+        for wall in ("bottom", "top"):
+            assert abs(float(r[f"wall_shear_{wall}"]) - 2e-4) < 1e-10, r

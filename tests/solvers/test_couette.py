@@ -21,7 +21,7 @@ from solvers.equations.couette import LAMINAR_ENERGY
 from solvers.stability import orr_sommerfeld
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _walls import diagnostics, energy_rate, fields_and_diagnostics, wall_flow  # noqa: E402
+from _walls import energy_rate, fields_and_diagnostics, wall_flow  # noqa: E402
 
 #: the 3D runs: 9x16x8, both periodic axes sharded on the pencil mesh, 3/2 dealiasing, 4 IMEX steps of 5e-3 (one
 #: compiled loop per mesh, shared by the laminar and the sharded tests)
@@ -87,14 +87,23 @@ def flows(meshes):
     return get
 
 
-# The sampled cases: 2D on the slab mesh, 3D on the pencil mesh (the sharded test's equation and loop).
-@pytest.mark.parametrize("dim,kind", [(2, "slab"), (3, "pencil")])
-def test_laminar_couette_flow_is_steady_to_round_off(meshes, flows, dim, kind):
+@pytest.fixture(scope="module")
+def long_flow():
+    """The 2D Couette flow of the long run (25x16, Re = 1000, one device) and its IMEX integrator: the 2D laminar
+    test takes the long run's compiled loop (100 steps of 0.1) and its fields program."""
+    eq = _couette((25, 16), None, Re=1000.0)
+    return eq, IMEX(eq)
+
+
+# The sampled cases: 2D on one device (the long run's equation and loop), 3D on the pencil mesh (the sharded test's
+# equation and loop). (The 2D wall grid on 8 devices: test_channel.py's resumed runs, test_grid_points.py.)
+@pytest.mark.parametrize("dim,kind", [(2, "single"), (3, "pencil")])
+def test_laminar_couette_flow_is_steady_to_round_off(long_flow, flows, dim, kind):
     """U = y stays put (the state, which holds u - y, stays 0): energy 1/6, bulk velocity 0, wall shear nu on
     both walls, no perturbation energy; the walls keep their speeds."""
     if dim == 2:
-        eq = _couette((17, 8), meshes[kind], Re=100.0)
-        s1 = IMEX(eq).advance(eq.initial_state("laminar"), 0.0, 0.01, 10)
+        eq, integ = long_flow
+        s1 = integ.advance(eq.initial_state("laminar"), 0.0, 0.1, 100)
     else:
         eq, integ = flows(kind)
         s1 = integ.advance(eq.initial_state("laminar"), 0.0, DT_3D, STEPS_3D)
@@ -118,18 +127,18 @@ def _mean_square_of_fields(a: np.ndarray, y: np.ndarray) -> float:
     return total / (2.0 * a.shape[1])
 
 
-def test_a_long_run_stays_bounded_and_reports_the_energy_of_its_fields():
-    """A 2D random perturbation of rms 0.3 at Re = 1000, 2400 IMEX steps to t = 120 (far past the transient): the
+def test_a_long_run_stays_bounded_and_reports_the_energy_of_its_fields(long_flow):
+    """A 2D random perturbation of rms 0.3 at Re = 1000, 1200 IMEX steps to t = 120 (far past the transient): the
     perturbation energy grows for a while (transient growth) and then only decays, to a tenth of its peak; the
     walls keep their speeds, and the energy the run reports equals the energy of its physical fields (numpy, exact
     polynomial integration) to 1e-12: nothing grows unseen."""
-    eq = _couette((25, 16), None, Re=1000.0)
+    eq, integ = long_flow
     s = eq.initial_state("turbulent", amplitude=0.3, seed=2)
-    history = [diagnostics(eq, s)["perturbation_energy"]]
-    integ = IMEX(eq)
+    history = [fields_and_diagnostics(eq, s, mean_profile=True)[1]["perturbation_energy"]]
     for k in range(12):
-        s = integ.advance(s, 10.0 * k, 0.05, 200)
-        history.append(diagnostics(eq, s)["perturbation_energy"])
+        s = integ.advance(s, 10.0 * k, 0.1, 100)
+        f, d, _ = fields_and_diagnostics(eq, s, mean_profile=True)  # (one program: the laminar test's)
+        history.append(d["perturbation_energy"])
     # measured: 0.09, 0.105, 0.111 (t = 20: transient growth, Orr mechanism), then 0.0936 ... 0.0058 at t = 120 (the
     # same within 1% at dt = 0.02, 0.05 and 0.1)
     peak = int(np.argmax(history))
@@ -137,9 +146,6 @@ def test_a_long_run_stays_bounded_and_reports_the_energy_of_its_fields():
     after = history[peak:]
     assert all(b < a for a, b in zip(after, after[1:])), history  # past the transient it only decays
     assert history[-1] < 0.1 * history[peak], history
-    d = diagnostics(eq, s)
-    with jax.set_mesh(eq.grid.mesh):
-        f = {k: np.asarray(v) for k, v in jax.jit(eq.physical_fields)(s).items()}
     y = eq.grid.bases[0].points()
     np.testing.assert_allclose(f["u"][[0, -1]], [[-1.0] * 16, [1.0] * 16], atol=1e-12)
     fields = 0.5 * (_mean_square_of_fields(f["u"], y) + _mean_square_of_fields(f["v"], y))
@@ -148,15 +154,17 @@ def test_a_long_run_stays_bounded_and_reports_the_energy_of_its_fields():
 
 
 def test_sharded_run_equals_one_device(flows):
-    """A 3D random perturbation (3/2 dealiasing), 4 IMEX steps: the pencil run's velocity equals one device's to
+    """A 3D random perturbation (3/2 dealiasing; built on one device and placed on each mesh), 4 IMEX steps: the
+    pencil run's velocity equals one device's to
     1e-12; the walls keep their speeds (the mean profile is -1 and +1 there). (9x16x8: both periodic axes sharded
     on the pencil mesh; one device's block of a physical field under 64 KiB, so the fields are transformed
     together; the channel's test transforms them one at a time.)"""
     out = {}
+    s0 = np.asarray(flows("single")[0].initial_state("turbulent", amplitude=0.2, seed=3))  # built once, placed
     for kind in ("single", "pencil"):
         eq, integ = flows(kind)
         assert eq.kmm.batched
-        s = integ.advance(eq.initial_state("turbulent", amplitude=0.2, seed=3), 0.0, DT_3D, STEPS_3D)
+        s = integ.advance(jax.device_put(s0, eq.abstract_state().sharding), 0.0, DT_3D, STEPS_3D)
         out[kind], _, profile = fields_and_diagnostics(eq, s, mean_profile=True)
         U = np.polynomial.chebyshev.chebval([-1.0, 1.0], profile)
         np.testing.assert_allclose(U, [-1.0, 1.0], atol=1e-13)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import solvers
+import xfft
 from solvers import (
     CFL,
     INTEGRATORS,
@@ -26,15 +27,21 @@ DT = 1 / 128  # a power of two: the host's float64 clock sums whole steps exactl
 
 
 def _random_2d(mesh):
-    """A 2D flow whose nonlinear term acts (a random vorticity), on the slab mesh, spectra in transposed order (as
-    the main job's grids keep them); the equation of this file's tests."""
+    """A 2D flow whose nonlinear term acts (a random vorticity), on ``mesh``, spectra in transposed order (as the
+    main job's grids keep them); the equation of this file's tests."""
     eq = NavierStokes2D(SpectralGrid(16, mesh, ndim=2, dtype=jnp.float64, order="transposed"), nu=0.01)
     return eq, eq.initial_state("random", seed=1, k0=3.0, energy=0.5)
 
 
+def _one_device():
+    return xfft.make_mesh("slab", devices=jax.devices()[:1])
+
+
 @pytest.fixture(scope="module")
-def random_2d(meshes):
-    return _random_2d(meshes["slab"])
+def random_2d():
+    """The flow of :func:`_random_2d` on one device: the tests that take it check rules and errors, which no mesh
+    changes (the same steps on the slab mesh: the next test's)."""
+    return _random_2d(_one_device())
 
 
 @pytest.mark.default_opt  # to the bit: the same steps compiled in three programs (at -O0 IMEX's differ at 1e-20)
@@ -168,6 +175,6 @@ def test_rollout_params_get_the_constructors_checks(random_2d, meshes):
     with pytest.raises(ValueError, match="Re"):
         rollout(channel, dt=DT, steps=1)(channel.initial_state("laminar"), params={"Re": 0.0})
     # a traced value cannot be checked: it is taken (gradients pass through)
-    with jax.set_mesh(meshes["slab"]):
+    with jax.set_mesh(eq.grid.mesh):
         grad = jax.jit(jax.grad(lambda nu: jnp.sum(jnp.abs(run(u0, params={"nu": nu})) ** 2)))(0.02)
     assert np.isfinite(float(grad)) and float(grad) != 0

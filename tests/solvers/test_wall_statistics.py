@@ -5,6 +5,7 @@ after an interrupted and resumed run, and a restart at another resolution that k
 
 import json
 import math
+import shutil
 
 import jax
 import jax.numpy as jnp
@@ -110,19 +111,30 @@ def test_a_tollmien_schlichting_wave_has_the_orr_sommerfeld_rms_profile(tmp_path
 
 @pytest.mark.filterwarnings("ignore:Statistics. the standard errors")  # ten samples: one batch
 def test_statistics_continue_identically_after_a_resume(tmp_path):
-    """Twenty steps straight, or a run stopped after ten (checkpoints every six) and resumed to the end: the same
-    statistics, byte for byte (a small 2D channel on one device: the accumulators do not depend on the dimension or
-    the mesh, and its programs compile faster)."""
+    """Twenty steps straight (checkpoints at steps 10 and 20, with the statistics' samples), and the same run
+    resumed from its step-10 checkpoint (the step-20 checkpoint and the statistics files removed): the same
+    statistics, byte for byte, written anew from the restored samples (a small 2D channel on one device: the
+    accumulators do not depend on the dimension or the mesh, and its programs compile faster; a run stopped by
+    ``max_steps`` and resumed: tests/solvers/test_grid_points.py, tests/solvers/test_wall_resume.py)."""
     base = dict(equation="channel", ic="turbulent", n=(9, 8), dtype="float64", dt=0.01, params={"Re": 1000.0},
-                stats_every=2, checkpoint_every=6, diag_every=2, progress=False, plots=False)
+                stats_every=2, checkpoint_every=10, diag_every=2, progress=False, plots=False)
     one = xfft.make_mesh((1,), devices=jax.devices()[:1])
-    solvers.run(solvers.RunConfig(**base, t_end=0.2, out=str(tmp_path / "straight")), mesh=one)
-    solvers.run(solvers.RunConfig(**base, t_end=0.2, max_steps=10, out=str(tmp_path / "split")), mesh=one)  # stopped
-    solvers.run(solvers.RunConfig(**base, t_end=0.2, out=str(tmp_path / "split"), resume=True), mesh=one)
-    a = (tmp_path / "straight" / "statistics.csv").read_text()
-    b = (tmp_path / "split" / "statistics.csv").read_text()
+    straight, split = tmp_path / "straight", tmp_path / "split"
+    solvers.run(solvers.RunConfig(**base, t_end=0.2, out=str(straight)), mesh=one)
+    shutil.copytree(straight, split)
+    shutil.rmtree(split / "checkpoints" / "20")  # as if stopped after step 10
+    written = [f for f in split.iterdir() if f.name.startswith("statistics")]
+    assert {f.suffix for f in written} >= {".csv"}
+    for f in [*written, split / "run.json"]:
+        f.unlink()
+    store = Checkpoints(split / "checkpoints")
+    assert store.latest_step() == 10
+    store.close()
+    solvers.run(solvers.RunConfig(**base, t_end=0.2, out=str(split), resume=True), mesh=one)
+    a = (straight / "statistics.csv").read_text()
+    b = (split / "statistics.csv").read_text()
     assert a == b and len(a.splitlines()) == 10  # the header and the 9 wall points
-    summary = json.loads((tmp_path / "split" / "run.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    summary = json.loads((split / "run.json").read_text(), parse_constant=lambda c: pytest.fail(c))
     assert summary["statistics"]["batches"] == 1 and summary["statistics"]["u_tau_se"] is None  # strict JSON: null
 
 
