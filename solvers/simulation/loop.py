@@ -39,7 +39,8 @@ from . import programs as _programs
 @dataclass
 class Clock:
     """The host's clock: step, float64 time, the last step's dt, the last energy, the last row's values, the
-    outputs' samples, the controller's input (the last step's ``aux`` and its state ``cstate``, device arrays) and
+    outputs' samples (by name, and as the devices carry them: ``samples_dev``), the controller's state (a
+    :class:`~solvers.stepping.ControllerState` of device arrays: the last step's ``aux`` and its own ``cstate``),
     the dt the coefficients are for (0: none yet) and the controller's next dt as the host last heard it."""
 
     step: int
@@ -50,8 +51,7 @@ class Clock:
     samples: dict = field(default_factory=dict)
     samples_dev: Any = None
     stopped: str | None = None
-    aux: Any = None
-    cstate: Any = None
+    controller: Any = None
     dt_coef: float = 0.0
     dt_next: float = math.nan
 
@@ -104,11 +104,11 @@ class Loop:
         check compiles and tests read."""
         like = self.eq.abstract_state()
         with jax.set_mesh(self.eq.grid.mesh):
-            _, _, aux, cstate, zero, _ = jax.eval_shape(self.programs.begin, like, 0.0, self._ctrl)
+            _, _, controller_state, zero, _ = jax.eval_shape(self.programs.begin, like, 0.0, self._ctrl)
             samples = zero if samples is None else samples
             coeffs = jax.eval_shape(self.integ.coefficients, 1.0) if self.integ.dt_coefficients else ()
             return self.programs.segment.lower(like, 0.0, coeffs, 10, math.inf, math.inf, 0.0, 0.0, 0,
-                                               self.every or 1 << 30, True, samples, aux, cstate, self._ctrl)
+                                               self.every or 1 << 30, True, samples, controller_state, self._ctrl)
 
     def initial_samples(self):
         """The outputs' accumulators at zero (abstract shapes where the state is abstract)."""
@@ -137,9 +137,9 @@ class Loop:
         if self.every and n > ROWS_PER_SEGMENT * self.every:
             raise ValueError(f"a segment of {n} steps with rows every {self.every} steps overflows its row buffer")
         bound = math.inf if self.bound is None or callable(self.bound) else self.bound
-        state, clock.samples_dev, clock.aux, clock.cstate, vec = self._segment(
+        state, clock.samples_dev, clock.controller, vec = self._segment(
             state, clock.t, coeffs, n, remaining, bound, dt_force, clock.dt_coef, clock.step, every,
-            last and self.every is not None, clock.samples_dev, clock.aux, clock.cstate, self._ctrl)
+            last and self.every is not None, clock.samples_dev, clock.controller, self._ctrl)
         v = np.asarray(jax.device_get(vec))
         steps, status, count = int(v[0]), int(v[1]), int(v[4])
         k = 5 + MAX_SEGMENT
@@ -208,10 +208,10 @@ class Loop:
         state and first dt, the outputs' samples, given ones taken where given), the initial row's values (None
         without rows) and the energy (device arrays)."""
         clock = Clock(step, t, 0.0, math.nan)
-        values, energy, clock.aux, clock.cstate, zero, dt0 = self.programs.begin(state, t, self._ctrl)
+        values, energy, clock.controller, zero, dt0 = self.programs.begin(state, t, self._ctrl)
         clock.dt_next = float(dt0)
         if controller_state is not None:
-            clock.aux, clock.cstate = self._restored(controller_state, clock.aux, clock.cstate)
+            clock.controller = self._restored(controller_state, clock.controller)
             clock.dt_next = math.nan
         elif self.integ.dt_coefficients:  # the controller's first dt: the coefficients it needs
             clock.dt_coef = clock.dt_next
@@ -226,10 +226,11 @@ class Loop:
         :meth:`run` takes back as ``controller_state``): the last step's aux and the controller's state."""
         def plain(tree):
             return [np.asarray(a).tolist() for a in jax.tree.leaves(tree)]
-        return {"aux": plain(clock.aux), "state": plain(clock.cstate)}
+        return {"aux": plain(clock.controller.aux), "state": plain(clock.controller.cstate)}
 
-    def _restored(self, saved: dict, aux, cstate):
-        """``saved`` (:meth:`saved_controller`) on the structure, dtypes and shardings of ``aux`` and ``cstate``."""
+    def _restored(self, saved: dict, like):
+        """``saved`` (:meth:`saved_controller`) on the structure, dtypes and shardings of the controller state
+        ``like``."""
         def put(leaves, like, what):
             flat, tree = jax.tree.flatten(like)
             if len(leaves) != len(flat):
@@ -240,13 +241,13 @@ class Loop:
         if not isinstance(saved, dict) or "aux" not in saved or "state" not in saved:
             raise TypeError(f"controller_state must be what a checkpoint stores (a dict of 'aux' and 'state'), got "
                             f"{type(saved).__name__}")
-        return put(saved["aux"], aux, "aux"), put(saved["state"], cstate, "state")
+        return like._replace(aux=put(saved["aux"], like.aux, "aux"), cstate=put(saved["state"], like.cstate, "state"))
 
     def event(self, state, clock: Clock, last: bool) -> Event:
         samples = dict(zip(self.samplers, clock.samples_dev)) if self.samplers else {}
         clock.samples = samples
-        saved = Clock(clock.step, clock.t, clock.dt, clock.energy, aux=clock.aux, cstate=clock.cstate)
-        return Event(state, clock.step, clock.t, clock.dt, _band(clock.cstate), clock.energy, last, samples,
+        saved = Clock(clock.step, clock.t, clock.dt, clock.energy, controller=clock.controller)
+        return Event(state, clock.step, clock.t, clock.dt, _band(clock.controller.cstate), clock.energy, last, samples,
                      lambda: self.saved_controller(saved))
 
     def _steps_to_event(self, step: int, max_steps: int | None) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ..stepping import Core, Sampler, Window, first_aux, pack_dtype, segment, start
+from ..stepping import ControllerState, Core, Rows, Sampler, Window, first_aux, pack_dtype, segment, start
 from .rows import RowFunction
 
 __all__ = ["CACHE_SIZE", "Programs", "clear", "combined", "programs"]
@@ -38,9 +38,11 @@ class Programs:
       core: the stepping core's static part. row: the diagnostics row function (None without rows).
       opaque: the controller is no pytree (it is part of the programs, and passed to them as None).
       segment: ``segment(state, t, coeffs, n, remaining, bound, dt_force, dt_coef, step0, every, last, samples,
-        aux, cstate, controller) -> (state, samples, aux, cstate, vector)`` (the state donated).
-      begin: ``begin(state, t, controller) -> (row, energy, aux, cstate, samples, dt)``: what a run needs before
-        its first step (``dt``: the controller's first choice, for the coefficients).
+        controller_state, controller) -> (state, samples, controller_state, vector)`` (the state donated; the
+        samples are the outputs' device state, :class:`~solvers.stepping.OutputsState`'s ``samples``; the
+        controller state a :class:`~solvers.stepping.ControllerState`; the vector packs the clock and the rows).
+      begin: ``begin(state, t, controller) -> (row, energy, controller_state, samples, dt)``: what a run needs
+        before its first step (``dt``: the controller's first choice, for the coefficients).
       coefficients: the integrator's ``coefficients(dt)``.
     """
 
@@ -98,7 +100,7 @@ def programs(integ, controller, spectrum: bool | None, samplers: dict[str, Sampl
     if hit is not None and hit[0] is eq:
         _CACHE.move_to_end(key)
         return hit[1]
-    core = Core(integ, rate, row=None, energy_every_step=energy_every_step or not rate, sampler=combined(samplers),
+    core = Core(integ, rate, energy_every_step=energy_every_step or not rate, sampler=combined(samplers),
                 synced=synced)
     out = _build(core, controller if opaque else None, spectrum)
     _CACHE[key] = (eq, out, tuple(samplers.values()), controller if opaque else None)
@@ -111,18 +113,22 @@ def _build(core: Core, fixed, spectrum) -> Programs:
     integ = core.integrator
     eq = integ.equation
     row = RowFunction(eq, spectrum) if spectrum is not None else None
-    core = dataclasses.replace(core, row=row, cfl_position=row.cfl_position if row else None)
+    if row is not None:
+        lagged = core.rate and row.cfl_position is not None
+        core = dataclasses.replace(core, rows=Rows(row, 1 + row.size, row.cfl_position, lagged))
 
-    def program(state, t, coeffs, n, remaining, bound, dt_force, dt_coef, step0, every, last, samples, aux,
-                cstate, ctrl):
+    def program(state, t, coeffs, n, remaining, bound, dt_force, dt_coef, step0, every, last, samples,
+                controller_state, ctrl):
         controller = fixed if fixed is not None else ctrl
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
-        width = 1 + row.size if row else 0
         w = Window(*(jnp.asarray(v, real) for v in (remaining, bound, dt_force, dt_coef)), n, step0, every, last)
-        c = segment(core, controller, start(core, state, t, aux, cstate, width, samples), coeffs, w)
+        c = segment(core, controller, start(core, state, t, controller_state, samples), coeffs, w)
         pack = pack_dtype()
-        head = jnp.stack([v.astype(pack) for v in (c.steps, c.reason, c.dt_next, c.energy, c.nrows)])
-        return c.state, c.samples, c.aux, c.cstate, jnp.concatenate([head, c.dts.astype(pack), c.rows.ravel()])
+        clock, rows = c.clock, c.outputs.rows
+        count = rows.count if rows is not None else jnp.int32(0)
+        head = jnp.stack([v.astype(pack) for v in (clock.steps, clock.reason, clock.dt_next, clock.energy, count)])
+        buf = [rows.rows.ravel()] if rows is not None else []
+        return c.state, c.outputs.samples, c.controller, jnp.concatenate([head, clock.dts.astype(pack), *buf])
 
     def begin(state, t, ctrl):
         controller = fixed if fixed is not None else ctrl
@@ -133,7 +139,7 @@ def _build(core: Core, fixed, spectrum) -> Programs:
         cstate = controller.init(state)
         dt, _ = controller.choose(aux, cstate, jnp.asarray(t, real), jnp.asarray(math.inf, real))
         samples = core.sampler.init(state) if core.sampler is not None else None
-        return values, energy, aux, cstate, samples, jnp.asarray(dt).astype(pack_dtype())
+        return values, energy, ControllerState(aux, cstate), samples, jnp.asarray(dt).astype(pack_dtype())
 
     return Programs(core, row, fixed is not None, jax.jit(program, donate_argnums=0), jax.jit(begin),
                     jax.jit(integ.coefficients))

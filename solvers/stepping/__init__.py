@@ -9,7 +9,12 @@ from .controllers import StepAux as StepAux
 from .controllers import lands as lands
 from .controllers import steps_before as steps_before
 from .core import Carry as Carry
+from .core import Clock as Clock
+from .core import ControllerState as ControllerState
 from .core import Core as Core
+from .core import OutputsState as OutputsState
+from .core import RowBuffer as RowBuffer
+from .core import Rows as Rows
 from .core import Sampler as Sampler
 from .core import Window as Window
 from .core import first_aux as first_aux
@@ -20,6 +25,7 @@ from .core import segment as segment
 from .core import start as start
 from .core import step as step
 
-__all__ = ["BAND", "CFL", "CFLStep", "Carry", "Controller", "Core", "FixedStep", "Sampler", "StepAux", "Window",
+__all__ = ["BAND", "CFL", "CFLStep", "Carry", "Clock", "Controller", "ControllerState", "Core", "FixedStep",
+           "OutputsState", "RowBuffer", "Rows", "Sampler", "StepAux", "Window",
            "first_aux", "fixed_steps", "host_control_flow", "lands", "pack_dtype", "segment", "start", "step",
            "steps_before"]

@@ -9,6 +9,12 @@ the previous step's aux, checks that dt (finite, positive, no stop within 1.5 st
 the step, keeps the segment's elapsed time as a Kahan sum, checks for blow-up, and computes the diagnostics row and
 the outputs' device-side samples that fall due after it.
 
+The carry has four parts, each owned by one party: ``state`` (the integrator's), ``clock`` (:class:`Clock`: time,
+steps, their sizes and why the segment stops), ``controller`` (:class:`ControllerState`: what the controller chooses
+from, saved in checkpoints) and ``outputs`` (:class:`OutputsState`: the diagnostics rows' buffer, :class:`Rows`, and
+the samplers' accumulators, :class:`Sampler`). The core reads the controller only through ``choose`` and the outputs
+only through their ``init``/``update`` (a row's ``due``/``record``/``fill``).
+
 The diagnostics rows are no host event: a row is computed right after its step, in a ``lax.cond``, into a buffer
 that comes back with the segment's step sizes in one transfer. On a GPU (:func:`host_control_flow`), where a branch
 costs a round trip to the host, the loop turns once per row instead (an inner loop over the steps up to it, then
@@ -29,8 +35,9 @@ import jax.numpy as jnp
 from .controllers import AT_REST, BAD_DT, BOUND, NEAR_STOP, NEW_DT, NONFINITE, RAN, StepAux
 
 __all__ = ["AT_REST", "BAD_DT", "BOUND", "MAX_ROWS", "MAX_SEGMENT", "NEAR_STOP", "NEW_DT", "NONFINITE", "RAN",
-           "ROWS_PER_SEGMENT", "Carry", "Core", "Sampler", "Window", "first_aux", "fixed_steps", "host_control_flow",
-           "pack_dtype", "segment", "start", "step"]
+           "ROWS_PER_SEGMENT", "Carry", "Clock", "ControllerState", "Core", "OutputsState", "RowBuffer", "Rows",
+           "Sampler", "Window", "first_aux", "fixed_steps", "host_control_flow", "pack_dtype", "segment", "start",
+           "step"]
 
 #: most steps in one segment (the size of the buffer of step sizes it returns)
 MAX_SEGMENT = 1000
@@ -63,15 +70,115 @@ class Sampler:
     every: int
 
 
+class Clock(NamedTuple):
+    """A segment's clock: the device time ``t``, the segment's elapsed time as a Kahan sum (``elapsed`` + ``comp``),
+    its step count ``steps`` and step sizes ``dts``, the dt chosen but not taken (``dt_next``), why it stops
+    (``reason``) and the energy after the last step."""
+
+    t: Any
+    elapsed: Any
+    comp: Any
+    steps: Any
+    dts: Any
+    dt_next: Any
+    reason: Any
+    energy: Any
+
+
+class ControllerState(NamedTuple):
+    """What the controller chooses from: the last step's ``aux`` and its own state ``cstate`` (a pytree)."""
+
+    aux: Any
+    cstate: Any
+
+
+class RowBuffer(NamedTuple):
+    """The diagnostics rows' device state (see :class:`Rows`): the buffer ``rows`` and its fill ``count``,
+    whether the last row's CFL number awaits the next step's rate (``pending``), that row's ``dt``, and whether a
+    row is ``due`` after the last step."""
+
+    rows: Any
+    count: Any
+    pending: Any
+    dt: Any
+    due: Any
+
+
+class OutputsState(NamedTuple):
+    """The outputs' device state: the diagnostics rows (:class:`RowBuffer`) and the samplers' accumulators."""
+
+    rows: RowBuffer
+    samples: Any
+
+
+class Carry(NamedTuple):
+    """The loop carry: ``{state, clock, controller, outputs}`` (:class:`Clock`, :class:`ControllerState`,
+    :class:`OutputsState`)."""
+
+    state: Any
+    clock: Clock
+    controller: ControllerState
+    outputs: OutputsState
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The diagnostics rows as a device-side output: ``row(state, t, dt, rate=None) -> vector`` computed after the
+    steps whose number is due (a multiple of the row interval, or the segment's last step), into a buffer of
+    ``MAX_ROWS`` rows that comes back with the segment.
+
+    Attributes:
+      row: the row function. width: a buffered row's length (the step number first). cfl_position: where the row
+        holds ``dt * rate``, filled from the next step's first-stage rate (``lagged``; None: no such column).
+    """
+
+    row: Callable
+    width: int
+    cfl_position: int | None = None
+    lagged: bool = False
+
+    def init(self, real) -> RowBuffer:
+        zero = jnp.zeros((), real)
+        return RowBuffer(jnp.zeros((MAX_ROWS, self.width), pack_dtype()), jnp.int32(0), jnp.array(False), zero,
+                         jnp.array(False))
+
+    def due(self, buf: RowBuffer, ok, step, w: Window, steps) -> RowBuffer:
+        """Whether a row is due after the run's step ``step`` (the segment's ``steps``-th), if it was taken."""
+        return buf._replace(due=ok & ((step % w.every == 0) | (w.last & (steps == w.n))))
+
+    def record(self, buf: RowBuffer, state, t, steps, synced: bool) -> RowBuffer:
+        """The row of ``state`` kept where ``buf.due``: in a ``lax.cond`` after each step, or (``synced``)
+        computed either way once per row, after the steps up to it."""
+        zero = jnp.zeros((), _real(state))
+        pack = pack_dtype()
+
+        def compute(s):
+            values = self.row(s, t, buf.dt, rate=zero if self.lagged else None).astype(pack)
+            return jnp.concatenate([steps.astype(pack)[None], values])
+
+        vals = compute(state) if synced else jax.lax.cond(
+            buf.due, compute, lambda s: jnp.zeros((self.width,), pack), state)
+        k = jnp.minimum(buf.count, MAX_ROWS - 1)
+        rows = buf.rows.at[k].set(jnp.where(buf.due, vals, buf.rows[k]))
+        return buf._replace(rows=rows, count=buf.count + buf.due.astype(jnp.int32), pending=buf.due & self.lagged)
+
+    def fill(self, buf: RowBuffer, rate) -> RowBuffer:
+        """The CFL number of the last row kept, if ``pending``, from its state's ``rate``."""
+        if not self.lagged:
+            return buf
+        k, col = jnp.maximum(buf.count - 1, 0), 1 + self.cfl_position
+        rows = buf.rows.at[k, col].set(jnp.where(buf.pending, (buf.dt * rate).astype(buf.rows.dtype),
+                                                 buf.rows[k, col]))
+        return buf._replace(rows=rows)
+
+
 @dataclass(frozen=True)
 class Core:
-    """What a step needs besides the carry and the controller: the integrator and what a segment computes after
-    its steps.
+    """What a step needs besides the carry and the controller: the integrator and the device-side outputs.
 
     Attributes:
       integrator: a bound :class:`~solvers.Integrator`. rate: the controller asks for the rate (``wants_rate``).
-      row: ``row(state, t, dt, rate=None) -> vector`` (the diagnostics row), or None.
-      cfl_position: where the row holds ``dt * rate`` (filled from the next step's rate where ``rate``).
+      rows: the diagnostics rows (:class:`Rows`), or None.
       energy_every_step: compute the energy after every step (the blow-up check without a rate, an energy bound).
       sampler: a :class:`Sampler` (one pytree of accumulators for all outputs), or None.
       synced: no branch per step (a GPU, :func:`host_control_flow`).
@@ -79,8 +186,7 @@ class Core:
 
     integrator: Any
     rate: bool = False
-    row: Callable | None = None
-    cfl_position: int | None = None
+    rows: Rows | None = None
     energy_every_step: bool = False
     sampler: Sampler | None = None
     synced: bool = False
@@ -101,56 +207,31 @@ class Window(NamedTuple):
     last: Any
 
 
-class Carry(NamedTuple):
-    """The loop carry, by name: the state and clock (device time ``t``, the segment's elapsed time as a Kahan sum
-    ``elapsed`` + ``comp``, its step count ``steps``), why it stops (``reason``, ``dt_next``: the dt chosen but not
-    taken), the step sizes ``dts``, the energy after the last step, the rows buffer (``rows``, ``nrows``;
-    ``pending``: the last row's CFL number awaits the next step's rate; ``dt_row``: that row's dt; ``due``: a row is
-    due), the samples, and the controller's input: the last step's ``aux`` and the controller state ``cstate``."""
-
-    state: Any
-    t: Any
-    elapsed: Any
-    comp: Any
-    steps: Any
-    reason: Any
-    dts: Any
-    dt_next: Any
-    energy: Any
-    rows: Any
-    nrows: Any
-    pending: Any
-    dt_row: Any
-    due: Any
-    samples: Any
-    aux: Any
-    cstate: Any
-
-
 def _real(state):
     return jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
 
 
-def start(core: Core, state, t, aux, cstate, width: int = 0, samples=None) -> Carry:
-    """The carry at the start of a segment (``width``: a row's length, 0 without rows)."""
+def start(core: Core, state, t, controller: ControllerState, samples=None) -> Carry:
+    """The carry at the start of a segment from ``state`` at time ``t``, the controller's state and the samplers'
+    accumulators."""
     real = _real(state)
     zero = jnp.zeros((), real)
-    return Carry(state, jnp.asarray(t, real), zero, zero, jnp.int32(0), jnp.int32(RAN),
-                 jnp.zeros((MAX_SEGMENT,), pack_dtype()), jnp.zeros((), pack_dtype()), jnp.full((), jnp.nan, real),
-                 jnp.zeros((MAX_ROWS if width else 0, width), pack_dtype()), jnp.int32(0), jnp.array(False), zero,
-                 jnp.array(False), samples, aux, cstate)
+    clock = Clock(jnp.asarray(t, real), zero, zero, jnp.int32(0), jnp.zeros((MAX_SEGMENT,), pack_dtype()),
+                  jnp.zeros((), pack_dtype()), jnp.int32(RAN), jnp.full((), jnp.nan, real))
+    rows = core.rows.init(real) if core.rows is not None else None
+    return Carry(state, clock, controller, OutputsState(rows, samples))
 
 
 def _reason(core: Core, c: Carry, dt, w: Window):
     """Why the step of ``dt`` (the controller's) is not taken, or ``RAN``; a forced dt is always taken."""
-    remaining = w.remaining - c.elapsed
+    remaining = w.remaining - c.clock.elapsed
     reason = jnp.where(~(dt > 0), BAD_DT, jnp.where(~jnp.isfinite(dt), AT_REST, RAN))
     if core.integrator.dt_coefficients:
         reason = jnp.where((reason == RAN) & (dt != w.dt_coef), NEW_DT, reason)
     reason = jnp.where((reason == RAN) & (remaining <= 1.5 * dt), NEAR_STOP, reason)
     reason = jnp.where(w.dt_force > 0, RAN, reason)
     if core.rate:
-        reason = jnp.where(jnp.isfinite(c.aux.rate), reason, NONFINITE)
+        reason = jnp.where(jnp.isfinite(c.controller.aux.rate), reason, NONFINITE)
     return reason.astype(jnp.int32)
 
 
@@ -158,8 +239,8 @@ def _choice(core: Core, controller, c: Carry, w: Window):
     """The controller's dt for the next step from ``c`` (the state's real dtype; in the pack dtype for the host:
     a forced dt where given), its new state, and why the step would not be taken (``RAN``: it is)."""
     real = _real(c.state)
-    remaining = w.remaining - c.elapsed
-    chosen, cstate = controller.choose(c.aux, c.cstate, c.t, c.t + remaining)
+    remaining = w.remaining - c.clock.elapsed
+    chosen, cstate = controller.choose(c.controller.aux, c.controller.cstate, c.clock.t, c.clock.t + remaining)
     chosen = jnp.asarray(chosen)
     forced = w.dt_force > 0
     dt = jnp.where(forced, jnp.asarray(w.dt_force, real), chosen.astype(real))
@@ -167,36 +248,41 @@ def _choice(core: Core, controller, c: Carry, w: Window):
     return dt, dt_pack, cstate, _reason(core, c, chosen.astype(real), w)
 
 
+def _tick(clock: Clock, dt, dt_pack, t0, real) -> Clock:
+    """``clock`` after a step of ``dt``: the elapsed time as a Kahan sum (it keeps its rounding error, not one per
+    step), ``t = t0 + elapsed``, the step counted and its size kept."""
+    y = dt - clock.comp
+    elapsed = clock.elapsed + y
+    comp = (elapsed - clock.elapsed) - y
+    return clock._replace(t=(t0 + elapsed).astype(real), elapsed=elapsed, comp=comp, steps=clock.steps + 1,
+                          dts=clock.dts.at[clock.steps].set(dt_pack), dt_next=dt_pack)
+
+
 def step(core: Core, controller, c: Carry, coeffs, w: Window, t0) -> Carry:
     """One step from ``c`` (which the controller's checks let go, see :func:`segment`): the controller's dt, the
-    step, the clock (``t = t0 + elapsed``), the blow-up checks, the step size, and whether a row is due after it.
-    Pure and jit-able; the body of a segment."""
+    step, the clock (``t = t0 + elapsed``), the blow-up checks, and the outputs' device state after it (whether a
+    row is due, the samples). Pure and jit-able; the body of a segment."""
     integ = core.integrator
     real = _real(c.state)
     dt, dt_pack, cstate, _ = _choice(core, controller, c, w)
-    state, aux = integ.step_aux(c.state, c.t, dt, coeffs, rate=core.rate, **({"synced": True} if core.synced else {}))
-    cstate = jax.tree.map(lambda a, b: jnp.asarray(a).astype(jnp.asarray(b).dtype), cstate, c.cstate)
-    rows = _fill(core, c.rows, c.nrows, c.pending, c.dt_row, aux.rate)  # the previous row's state started it
-    y = dt - c.comp  # Kahan: the elapsed time keeps its rounding error, not one per step
-    elapsed = c.elapsed + y
-    comp = (elapsed - c.elapsed) - y
-    energy, reason = c.energy, c.reason
+    state, aux = integ.step_aux(c.state, c.clock.t, dt, coeffs, rate=core.rate,
+                                **({"synced": True} if core.synced else {}))
+    cstate = jax.tree.map(lambda a, b: jnp.asarray(a).astype(jnp.asarray(b).dtype), cstate, c.controller.cstate)
+    clock = _tick(c.clock, dt, dt_pack, t0, real)
     if core.energy_every_step:
         energy = integ.equation.energy(state).astype(real)
-        reason = jnp.where(~jnp.isfinite(energy), NONFINITE, jnp.where(energy > w.bound, BOUND, reason))
-    steps = c.steps + 1
-    t = (t0 + elapsed).astype(real)
-    ok = reason == RAN
-    due = jnp.array(False)
-    if c.rows.shape[-1]:
-        due = ok & (((w.step0 + steps) % w.every == 0) | (w.last & (steps == w.n)))
-    samples = c.samples
+        reason = jnp.where(~jnp.isfinite(energy), NONFINITE, jnp.where(energy > w.bound, BOUND, clock.reason))
+        clock = clock._replace(energy=energy, reason=reason)
+    ok = clock.reason == RAN
+    rows, samples = c.outputs
+    if core.rows is not None:  # the previous row's state started this step: its CFL number from this step's rate
+        rows = core.rows.fill(rows, aux.rate) if core.rate else rows
+        rows = core.rows.due(rows._replace(pending=jnp.array(False), dt=dt), ok, w.step0 + clock.steps, w,
+                             clock.steps)
     if core.sampler is not None:
-        take_sample = ok & ((w.step0 + steps) % core.sampler.every == 0)
-        samples = _sample(core, samples, take_sample, state, t, dt, w.step0 + steps)
-    return c._replace(state=state, t=t, elapsed=elapsed, comp=comp, steps=steps, reason=reason,
-                      dts=c.dts.at[c.steps].set(dt_pack), dt_next=dt_pack, energy=energy, rows=rows,
-                      pending=jnp.array(False), dt_row=dt, due=due, samples=samples, aux=aux, cstate=cstate)
+        take_sample = ok & ((w.step0 + clock.steps) % core.sampler.every == 0)
+        samples = _sample(core, samples, take_sample, state, clock.t, dt, w.step0 + clock.steps)
+    return Carry(state, clock, ControllerState(aux, cstate), OutputsState(rows, samples))
 
 
 def _sample(core: Core, samples, take, state, t, dt, step):
@@ -208,66 +294,49 @@ def _sample(core: Core, samples, take, state, t, dt, step):
 
 
 def _record(core: Core, c: Carry) -> Carry:
-    """The row of ``c.state`` kept where ``c.due``: in a ``lax.cond`` after each step, or (``synced``) computed
-    either way once per row, after the steps up to it."""
-    later = core.rate and core.cfl_position is not None
-    zero = jnp.zeros((), _real(c.state))
-    pack = pack_dtype()
-    width = c.rows.shape[-1]
-
-    def compute(s):
-        values = core.row(s, c.t, c.dt_row, rate=zero if later else None).astype(pack)
-        return jnp.concatenate([c.steps.astype(pack)[None], values])
-
-    vals = compute(c.state) if core.synced else jax.lax.cond(
-        c.due, compute, lambda s: jnp.zeros((width,), pack), c.state)
-    k = jnp.minimum(c.nrows, MAX_ROWS - 1)
-    rows = c.rows.at[k].set(jnp.where(c.due, vals, c.rows[k]))
-    return c._replace(rows=rows, nrows=c.nrows + c.due.astype(jnp.int32), pending=c.due & later)
-
-
-def _fill(core: Core, rows, nrows, pending, dt, rate):
-    """The CFL number of the last row kept, if ``pending``, from its state's ``rate``."""
-    if not core.rate or core.cfl_position is None or not rows.shape[-1]:
-        return rows
-    k, col = jnp.maximum(nrows - 1, 0), 1 + core.cfl_position
-    return rows.at[k, col].set(jnp.where(pending, (dt * rate).astype(rows.dtype), rows[k, col]))
+    rows = core.rows.record(c.outputs.rows, c.state, c.clock.t, c.clock.steps, core.synced)
+    return c._replace(outputs=c.outputs._replace(rows=rows))
 
 
 def segment(core: Core, controller, c: Carry, coeffs, w: Window) -> Carry:
     """Up to ``w.n`` steps in one ``lax.while_loop`` from ``c`` (see :func:`start`); stops early before a step that
     would come within 1.5 steps of ``w.remaining``, whose dt differs from the coefficients' (``NEW_DT``), or that
     the controller cannot give (``AT_REST``: an infinite dt, ``BAD_DT``), on a non-finite state, or where the energy
-    passes ``w.bound``. The rows due after its steps are in ``rows`` (index in the segment first), at most
+    passes ``w.bound``. The rows due after its steps are in ``c.outputs.rows`` (index in the segment first), at most
     ``MAX_ROWS``: ``n`` must be at most ``ROWS_PER_SEGMENT * every``. Returns the last carry."""
-    t0 = c.t
-    width = c.rows.shape[-1]
-    nested = bool(width) and core.synced
+    t0 = c.clock.t
+    rows = core.rows is not None
+    nested = rows and core.synced
 
     def running(cr: Carry):  # the controller's checks before a step decide the loop, not a branch around it
-        return (cr.steps < w.n) & (cr.reason == RAN) & (_choice(core, controller, cr, w)[3] == RAN)
+        return (cr.clock.steps < w.n) & (cr.clock.reason == RAN) & (_choice(core, controller, cr, w)[3] == RAN)
 
     def body(cr: Carry) -> Carry:
         cr = step(core, controller, cr, coeffs, w, t0)
-        return _record(core, cr) if width else cr
+        return _record(core, cr) if rows else cr
 
     def to_row(cr: Carry) -> Carry:  # the steps up to the next row (or a stop), then that row
-        cr = jax.lax.while_loop(lambda x: running(x) & ~x.due,
-                                lambda x: step(core, controller, x, coeffs, w, t0), cr._replace(due=jnp.array(False)))
+        cr = cr._replace(outputs=cr.outputs._replace(rows=cr.outputs.rows._replace(due=jnp.array(False))))
+        cr = jax.lax.while_loop(lambda x: running(x) & ~x.outputs.rows.due,
+                                lambda x: step(core, controller, x, coeffs, w, t0), cr)
         return _record(core, cr)
 
     c = jax.lax.while_loop(running, to_row if nested else body, c)
     _, dt_pack, _, why = _choice(core, controller, c, w)  # why it stopped before a step (if it did)
-    before = (c.steps < w.n) & (c.reason == RAN)
-    c = c._replace(reason=jnp.where(before, why, c.reason), dt_next=jnp.where(before, dt_pack, c.dt_next))
-    if width and core.rate and core.cfl_position is not None:  # the last row's CFL number
+    clock = c.clock
+    before = (clock.steps < w.n) & (clock.reason == RAN)
+    clock = clock._replace(reason=jnp.where(before, why, clock.reason),
+                           dt_next=jnp.where(before, dt_pack, clock.dt_next))
+    if not core.energy_every_step:
+        clock = clock._replace(energy=core.integrator.equation.energy(c.state).astype(_real(c.state)))
+    c = c._replace(clock=clock)
+    if rows and core.rate and core.rows.lagged:  # the last row's CFL number
         integ = core.integrator
         real = _real(c.state)
-        rate = jax.lax.cond(c.pending, lambda s: integ.first_stage_rate(s, c.t).astype(real),
+        buf = c.outputs.rows
+        rate = jax.lax.cond(buf.pending, lambda s: integ.first_stage_rate(s, c.clock.t).astype(real),
                             lambda s: jnp.zeros((), real), c.state)
-        c = c._replace(rows=_fill(core, c.rows, c.nrows, c.pending, c.dt_row, rate))
-    if not core.energy_every_step:
-        c = c._replace(energy=core.integrator.equation.energy(c.state).astype(_real(c.state)))
+        c = c._replace(outputs=c.outputs._replace(rows=core.rows.fill(buf, rate)))
     return c
 
 

@@ -262,7 +262,7 @@ def test_rows_take_their_cfl_number_from_the_next_steps_rate(rows_run):
     diagnostics are spectral) the row's branch holds no FFT and no all-to-all; the program holds one rate
     computation more than the program without rows, outside the loop (its nonlinear term's inverse transform)."""
     loop = rows_run["loop"]
-    assert loop.core.rate and loop.core.cfl_position == loop.row.columns.index("cfl")
+    assert loop.core.rate and loop.core.rows.cfl_position == loop.row.columns.index("cfl")
     text, plain = rows_run["texts"][1], rows_run["plain_texts"][1]
     bodies, branches = _branches(text)
     with_fft = [b for pair in branches for b in pair if _count("fft", bodies[b])]
