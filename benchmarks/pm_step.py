@@ -7,7 +7,8 @@ readout at the particles. Two implementations:
 
 - ``xfft``: :func:`xfft.paint` (particles sent to the device owning their cells, edge cells added into the
   neighbours by :func:`xfft.halo_reduce`), :func:`xfft.xrfftn` / :func:`xfft.ixrfftn` (half spectrum, natural
-  order), :func:`xfft.readout`;
+  order), one :func:`xfft.readout` of the three gradient components stacked on a trailing axis (one stencil and
+  one exchange for all three); ``xfft-halo``: the same through halos (``halo=``: no particle moves);
 - ``jaxdecomp``: what JaxPM's ``jaxpm/distributed.py`` does: every device paints its own (Lagrangian) particles
   into its block padded by ``halo`` cells, ``jaxdecomp.halo_exchange`` of half the halo and the received cells
   added into the interior, ``jaxdecomp.fft.pfft3d`` / ``pifft3d`` of the complex field (jaxDecomp has no r2c), and
@@ -53,12 +54,11 @@ def xfft_force(x: jax.Array, n: int, halo: int | None = None) -> jax.Array:
     k = xfft.wavenumbers(spec, (n, n, n), real=True, box_length=float(n), dtype=jnp.float32)
     k2 = sum(ki * ki for ki in k)
     phi = rk * jnp.where(k2 > 0, -1 / jnp.where(k2 > 0, k2, 1), 0)
-    out = []
+    g = []
     for ki in k:  # (the Nyquist planes' derivative taken as zero, so that each component is real)
         kd = jnp.where(jnp.abs(ki) >= NYQUIST, 0, ki)
-        g = xfft.ixrfftn(jax.lax.complex(jnp.zeros_like(kd), kd) * phi, s=(n, n, n))
-        out.append(xfft.readout(g, x, halo=halo))
-    return jnp.stack(out, -1)
+        g.append(xfft.ixrfftn(jax.lax.complex(jnp.zeros_like(kd), kd) * phi, s=(n, n, n)))
+    return xfft.readout(jnp.stack(g, -1), x, halo=halo)  # the three components at once: one stencil (and exchange)
 
 
 # ----- jaxDecomp, as JaxPM writes it ----------------------------------------------------------------------------

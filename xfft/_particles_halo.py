@@ -22,7 +22,7 @@ import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from ._halo import AxisHalo, pad_blocks, reduce_blocks
-from ._kernels import KERNELS, weights_1d
+from ._kernels import KERNELS, Cell, paint_corners, read_corners, weights_1d
 from ._layout import Layout, group_size, layout_to_spec
 
 
@@ -53,31 +53,30 @@ def halo_error(name: str, need: int, widths: tuple[int, ...]) -> ValueError:
         "device owning their cells)")
 
 
-def _cells(pos: jax.Array, field, kernel: str, widths: tuple[int, ...]):
-    """Flat indices into the padded block, weights ``(m, K)``, and each particle's validity (inside the halo)."""
+def _cells(pos: jax.Array, field, kernel: str, widths: tuple[int, ...]) -> tuple[Cell, jax.Array]:
+    """The cell map of :func:`xfft._kernels.corner` into the padded block, and each particle's validity (its kernel
+    cells inside the halo)."""
     below, above = KERNELS[kernel]
     shape = padded_shape(field, widths)
     origin = field.origin()
-    idx, wts, ok = [], [], jnp.ones(pos.shape[0], bool)
+    ok = jnp.ones(pos.shape[0], bool)
     for ax in range(pos.shape[-1]):
-        base, taps = weights_1d(pos[:, ax], kernel)
-        n, b, w = field.shape[ax], field.block[ax], widths[ax]
         if field.layout[ax]:
-            # the image of the base cell nearest the block's centre, relative to the block's first cell
-            rel = jnp.mod(base - origin[ax] - b // 2 + n // 2, n) - n // 2 + b // 2
-            inside = (rel - below >= -w) & (rel + above <= b - 1 + w)
-            ok = ok & inside
-            cells = [jnp.clip(rel + w + o, 0, shape[ax] - 1) for o, _ in taps]
-        else:
-            cells = [jnp.mod(base + o, n) for o, _ in taps]
-        idx.append(cells)
-        wts.append([t for _, t in taps])
-    strides = [math.prod(shape[a + 1:]) for a in range(len(shape))]
-    flat, weight = [], []
-    for combo in np.ndindex(*[len(c) for c in idx]):
-        flat.append(sum(idx[a][k] * strides[a] for a, k in enumerate(combo)))
-        weight.append(math.prod(wts[a][k] for a, k in enumerate(combo)))
-    return jnp.stack(flat, -1), jnp.stack(weight, -1), ok
+            rel = _relative(weights_1d(pos[:, ax], kernel)[0], field, ax, origin)
+            ok = ok & (rel - below >= -widths[ax]) & (rel + above <= field.block[ax] - 1 + widths[ax])
+
+    def cell(ax: int, base: jax.Array, o: jax.Array) -> jax.Array:
+        if field.layout[ax]:
+            return jnp.clip(_relative(base, field, ax, origin) + widths[ax] + o, 0, shape[ax] - 1)
+        return jnp.mod(base + o, field.shape[ax])
+
+    return cell, ok
+
+
+def _relative(base: jax.Array, field, ax: int, origin: list) -> jax.Array:
+    """The image of the base cell nearest the block's centre, relative to the block's first cell."""
+    n, b = field.shape[ax], field.block[ax]
+    return jnp.mod(base - origin[ax] - b // 2 + n // 2, n) - n // 2 + b // 2
 
 
 def padded_shape(field, widths: Sequence[int]) -> tuple[int, ...]:
@@ -97,20 +96,25 @@ def paint_body(pos, w, field, kernel: str, widths: tuple[int, ...]):
     """One device's paint of its own particles: its block of the field, and the particles outside every halo."""
     d = pos.shape[-1]
     pos, w = pos.reshape(-1, d), w.reshape(-1)
-    idx, k, ok = _cells(pos, field, kernel, widths)
-    out = jnp.zeros(math.prod(padded_shape(field, widths)), w.dtype)
-    out = out.at[idx].add(jnp.where(ok, w, 0)[:, None] * k)
-    out = reduce_blocks(out.reshape(padded_shape(field, widths)), _halos(field, widths), True)
+    shape = padded_shape(field, widths)
+    cell, ok = _cells(pos, field, kernel, widths)
+    out = paint_corners(jnp.zeros(math.prod(shape), w.dtype), pos, jnp.where(ok, w, 0), kernel, shape, cell)
+    out = reduce_blocks(out.reshape(shape), _halos(field, widths), True)
     return out, _outside(ok, field.names)
 
 
 def readout_body(f, pos, field, kernel: str, widths: tuple[int, ...]):
-    """One device's readout at its own particles, and the particles outside every halo."""
+    """One device's readout at its own particles (a trailing component axis of ``f`` kept last), and the particles
+    outside every halo."""
     lead, d = pos.shape[:-1], pos.shape[-1]
-    idx, k, ok = _cells(pos.reshape(-1, d), field, kernel, widths)
-    fp = pad_blocks(f, _halos(field, widths), True).reshape(-1)
-    vals = jnp.where(ok, jnp.sum(fp[idx] * k, -1), 0)
-    return vals.reshape(lead), _outside(ok, field.names)
+    pos = pos.reshape(-1, d)
+    shape = padded_shape(field, widths)
+    cell, ok = _cells(pos, field, kernel, widths)
+    fp = pad_blocks(f, _halos(field, widths), True)
+    fp = fp.reshape((math.prod(shape),) + fp.shape[d:])
+    vals = read_corners(fp, pos, kernel, shape, cell)
+    vals = jnp.where(ok.reshape(ok.shape + (1,) * (vals.ndim - 1)), vals, 0)
+    return vals.reshape(lead + vals.shape[1:]), _outside(ok, field.names)
 
 
 def _raise_if_outside(need, *, name: str, widths: tuple[int, ...]) -> None:
@@ -148,10 +152,12 @@ def paint_program(field, layout: Layout, weighted: bool, kernel: str, widths: tu
 
 
 @lru_cache(maxsize=64)
-def readout_program(field, layout: Layout, kernel: str, widths: tuple[int, ...], traced: bool):
-    """The jitted ``shard_map`` of :func:`readout_body`."""
+def readout_program(field, layout: Layout, kernel: str, widths: tuple[int, ...], components: bool, traced: bool):
+    """The jitted ``shard_map`` of :func:`readout_body` (``components``: the field has a trailing component axis)."""
     def body(g, q):
         return _guard(*readout_body(g, q, field, kernel, widths), "readout", widths, traced)
 
-    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=(layout_to_spec(field.layout), layout_to_spec(layout)),
-                                 out_specs=(layout_to_spec(layout[:-1]), P()), check_vma=False))
+    c = ((),) if components else ()
+    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=(layout_to_spec(field.layout + c),
+                                                                  layout_to_spec(layout)),
+                                 out_specs=(layout_to_spec(layout[:-1] + c), P()), check_vma=False))

@@ -30,7 +30,8 @@ def listing() -> str:
 
     lines = ["equations (python -m solvers run NAME, or MODULE:NAME for your own Equation or RunSpec):"]
     for name, spec in REGISTRY.items():
-        step = "--dt DT (required: no CFL rate)" if _needs_dt(spec) else "--cfl C (adaptive, the default) or --dt DT"
+        step = ("--cfl C (adaptive, the default) or --dt DT" if not _needs_dt(spec) else
+                "--dt DT (required: no CFL rate)" if spec.dt is None else f"--dt DT (default {spec.dt:g}: no CFL rate)")
         integ = spec.integrator + (" (" + ", ".join(f"{k}: {v.integrator}" for k, v in spec.variants.items()) + ")"
                                    if spec.variants else "")
         lines.append(f"  {name:<20} {spec.description}")

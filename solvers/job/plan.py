@@ -52,7 +52,8 @@ class Plan:
       out: the output directory. controller: :class:`~solvers.FixedStep` where ``dt`` is given, the object
         ``config.controller`` names where it is set, else :class:`~solvers.CFL`. preset: the preset applied
         (None: none). from_preset: the fields and parameters
-        the preset set.
+        the preset set. t0: the time the initial condition holds at, where a fresh run starts
+        (:meth:`~solvers.Equation.initial_time`: 0, or a comoving run's scale factor ``a0``).
     """
 
     config: RunConfig
@@ -70,6 +71,7 @@ class Plan:
     top: RunSpec | None = None
     preset: str | None = None
     from_preset: frozenset[str] = frozenset()
+    t0: float = 0.0
 
     @property
     def cls(self) -> type:
@@ -110,6 +112,8 @@ def resolve(cfg: RunConfig | Plan, *, enable_x64: bool = False) -> Plan:
         raise TypeError(f"resolve: expected a solvers.RunConfig, got {type(cfg).__name__}")
     spec, name = lookup(cfg.equation)
     cfg, from_preset = apply_preset(cfg, spec, name)
+    if spec.dt is not None and cfg.dt is None and cfg.cfl is None and cfg.controller is None:
+        cfg = dataclasses.replace(cfg, dt=spec.dt)  # an equation without a CFL rate: its spec's fixed step
     cfg = dataclasses.replace(cfg, **{k: v for k, v in DEFAULTS.items() if getattr(cfg, k) is None})
     ics = spec.initial_conditions()
     ic = cfg.ic if cfg.ic is not None else next(iter(ics))
@@ -134,7 +138,8 @@ def resolve(cfg: RunConfig | Plan, *, enable_x64: bool = False) -> Plan:
         raise ConfigError(f"box_length: box sides must be positive numbers, got {' '.join(map(str, box))}",
                           fields=("box_length",))
     box = tuple(float(v) for v in box)
-    _check_run(cfg, enable_x64)
+    t0 = float(variant.equation.initial_time(ic, **ic_params))
+    _check_run(cfg, enable_x64, t0)
     controller = _controller(cfg, from_preset)
     _check_grid(variant, name, shape, box, cfg)
     if (bad := statistics_problem(cfg, variant, name, shape, box, from_preset)) is not None:
@@ -143,7 +148,7 @@ def resolve(cfg: RunConfig | Plan, *, enable_x64: bool = False) -> Plan:
     cfg = dataclasses.replace(cfg, ic=ic, integrator=integrator, n=shape, box_length=box, params=params,
                               out=str(out))
     return Plan(cfg, variant, name, ic, integrator, shape, box, eq_params, ic_params, run_params, out, controller,
-                spec, cfg.preset, from_preset)
+                spec, cfg.preset, from_preset, t0)
 
 
 def _per_axis(values: Any, ndims: tuple[int, ...], name: str, label: str) -> tuple:
@@ -260,8 +265,8 @@ def _check_grid(spec: RunSpec, name: str, shape: tuple[int, ...], box: tuple[flo
         raise ConfigError(f"n: {text}", fields=("n",)) from None
 
 
-def _check_run(cfg: RunConfig, enable_x64: bool) -> None:
-    """The fields that are not the equation's, the grid's or the time step's."""
+def _check_run(cfg: RunConfig, enable_x64: bool, t0: float = 0.0) -> None:
+    """The fields that are not the equation's, the grid's or the time step's (``t0``: where a fresh run starts)."""
     if cfg.dealias not in DEALIAS:
         raise ConfigError(f"dealias: unknown dealiasing rule {cfg.dealias!r}; available: {', '.join(DEALIAS)}",
                           fields=("dealias",))
@@ -295,11 +300,14 @@ def _check_run(cfg: RunConfig, enable_x64: bool) -> None:
     for name, ok, allowed in checks:
         if not ok:
             raise ConfigError(f"{name} {allowed}, got {getattr(cfg, name)!r}", fields=(name,))
+    if cfg.t_end <= t0:
+        raise ConfigError(f"t_end must be past the initial condition's time {t0:g} (where the run starts), got "
+                          f"{cfg.t_end:g}", fields=("t_end",))
     if cfg.resume and cfg.overwrite:
         raise ConfigError("resume and overwrite exclude each other", fields=("resume", "overwrite"))
     for t in cfg.snapshot_times:
-        if not (number(t) and 0 < t <= cfg.t_end):
-            raise ConfigError(f"snapshot_times: every time must lie in (0, t_end = {cfg.t_end:g}], got {t}",
+        if not (number(t) and t0 < t <= cfg.t_end):
+            raise ConfigError(f"snapshot_times: every time must lie in ({t0:g}, t_end = {cfg.t_end:g}], got {t}",
                               fields=("snapshot_times",))
     if cfg.backend not in xfft.available_backends():
         raise ConfigError(f"backend: unknown or unavailable xfft backend {cfg.backend!r}; available: "

@@ -104,7 +104,7 @@ def run(cfg: RunConfig | Plan, mesh=None, outputs: Sequence[Output] = (), *, y0=
         y0 = start.state if start else y0 if y0 is not None else eq.initial_state(res.ic, **res.ic_params)
         bound = res.spec.energy_bound
         try:
-            sol = simulate(eq, parts.integrator, t_end=cfg.t_end, y0=y0, t0=start.t if start else 0.0,
+            sol = simulate(eq, parts.integrator, t_end=cfg.t_end, y0=y0, t0=start.t if start else res.t0,
                            step0=start.step if start else 0,
                            controller=parts.controller if controller is None else controller,
                            outputs=[*job.values(), *outputs], max_steps=cfg.max_steps,

@@ -60,6 +60,9 @@ class RunSpec:
         ``preset=NAME`` starts from: what the run sets itself wins.
       choose: a run parameter that picks one of ``variants`` (e.g. ``walls`` of convection), or None.
       variants: value of ``choose`` -> the :class:`RunSpec` it runs (its other fields replace these).
+      dt: the fixed time step a run takes where it gives neither ``dt``, ``cfl`` nor ``controller``: for an
+        equation without a CFL rate (``max_rate``; e.g. a comoving N-body run's step in the scale factor); None:
+        such runs must give ``dt``.
     """
 
     name: str
@@ -76,6 +79,7 @@ class RunSpec:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     choose: Param | None = None
     variants: Mapping[str, RunSpec] = field(default_factory=dict)
+    dt: float | None = None
 
     def __post_init__(self):
         if not (isinstance(self.equation, type) and issubclass(self.equation, Equation)):
@@ -85,6 +89,8 @@ class RunSpec:
             raise ValueError(f"RunSpec {self.name!r}: ndims must be dimensions 1, 2 or 3, got {self.ndims!r}")
         if (self.choose is None) != (not self.variants):
             raise ValueError(f"RunSpec {self.name!r}: choose and variants go together")
+        if self.dt is not None and not (isinstance(self.dt, (int, float)) and math.isfinite(self.dt) and self.dt > 0):
+            raise ValueError(f"RunSpec {self.name!r}: dt must be a positive number or None, got {self.dt!r}")
 
     @classmethod
     def of(cls, equation: type[Equation], name: str | None = None) -> RunSpec:

@@ -126,6 +126,14 @@ class Equation:
                              f"available: {', '.join(cls.initial_conditions) or 'none'}")
         return as_initial_condition(cls.initial_conditions[ic])
 
+    @classmethod
+    def initial_time(cls, ic: str, **params: Any) -> float:
+        """The time at which the state ``initial_state(ic, **params)`` holds: where a run from it starts (its
+        ``t0``). Default 0; an equation whose time is another variable overrides it (a comoving N-body code, whose
+        time is the scale factor, starts at the initial condition's ``a0``). ``params``: the initial condition's
+        checked parameters, defaults filled in."""
+        return 0.0
+
     def resolve_ic_params(self, ic: str, **params: Any) -> dict[str, Any]:
         """The parameters ``initial_state(ic, **params)`` passes to the builder: checked, defaults filled.
 

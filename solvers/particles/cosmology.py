@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from ..model import InitialCondition, Param
-from .equation import ParticleEquation
+from .equation import PARTICLE_PARAMS, ParticleEquation
 from .loading import lagrangian_lattice
 from .state import Particles
 
@@ -95,6 +95,8 @@ class ComovingNBody(ParticleEquation):
         ``prod(grid.shape) * r^D`` for an integer ``r``.
     """
 
+    parameters = (Param("particles", None, "number of particles: prod(n) * r^D for an integer r (default: one per "
+                        "cell)", type=int, low=1), *PARTICLE_PARAMS[1:])
     strength = -1.5  # dp/da = -(3/2) a^(-1/2) grad(laplacian^-1 delta): Poisson with 4 pi G rho_0 = 3/2
 
     initial_conditions = {
@@ -127,6 +129,11 @@ class ComovingNBody(ParticleEquation):
             raise ValueError(f"{self.label()}: particles must be prod(grid.shape) * r^{grid.ndim} for an integer r "
                              f"(a lattice of r^{grid.ndim} particles per cell), got {particles} on {grid.shape}")
         self.lattice_shape = tuple(n * r for n in grid.shape)
+
+    @classmethod
+    def initial_time(cls, ic: str, **params) -> float:
+        """The scale factor ``a0`` of the initial condition (a run's ``t0``)."""
+        return float(params.get("a0", _A0.default))
 
     def drift_factor(self, t0: jax.Array, t1: jax.Array) -> jax.Array:
         """``integral a^(-3/2) da`` from ``t0`` to ``t1`` (scale factors)."""

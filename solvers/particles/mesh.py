@@ -163,10 +163,11 @@ class ParticleMesh:
         return out
 
     def at_particles(self, fields: Sequence[jax.Array], positions: jax.Array) -> jax.Array:
-        """Mesh fields (one per axis) interpolated at the particles with the paint kernel: ``(N, D)``."""
+        """Mesh fields (one per axis) interpolated at the particles with the paint kernel: ``(N, D)`` (one readout
+        of the fields stacked on a last axis: one stencil, one exchange)."""
         q = self._grid_units(positions)
-        return jnp.stack([xfft.readout(f, q, kernel=self.kernel, capacity=self.capacity, halo=self._halo)
-                          for f in fields], -1)
+        return xfft.readout(jnp.stack(list(fields), -1), q, kernel=self.kernel, capacity=self.capacity,
+                            halo=self._halo)
 
     def field(self, positions: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """``grad(laplacian^-1 delta)`` at the particles, for the density contrast ``delta`` of the particles

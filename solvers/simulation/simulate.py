@@ -128,7 +128,7 @@ def simulate(equation: Equation, integrator: str | type[Integrator] | Integrator
                                  "controller=FixedStep(dt)")
             controller = CFL()
         controller = _controller(controller, integ, has_rate, equation)
-        resumed = step0 > 0 or y0 is not None and t0 > 0
+        resumed = step0 > 0  # a continued run: its files are kept up to step0 (a fresh run may start at t0 > 0)
         if y0 is None:
             y0 = placed_state(equation.initial_state(), equation, f"{equation.label()}.initial_state()")
         else:

@@ -35,12 +35,15 @@ def _driver_needs_dt(equation, out: Path) -> bool:
 
 @pytest.mark.parametrize("name", list(REGISTRY))
 def test_list_says_what_the_driver_does(name, tmp_path):
-    """Every registered equation: ``list``'s time-step line, ``_needs_dt`` and the driver agree."""
-    need = _needs_dt(REGISTRY[name])
-    assert need == _driver_needs_dt(name, tmp_path) == False  # noqa: E712  (every registered one has a rate)
+    """Every registered equation: ``list``'s time-step line, ``_needs_dt`` and the driver agree (an equation
+    without a CFL rate runs on its spec's fixed ``dt`` where it has one: the comoving N-body code)."""
+    spec = REGISTRY[name]
+    need = _needs_dt(spec)
+    assert need == (name == "comoving-nbody") and not _driver_needs_dt(name, tmp_path)
     lines = listing().splitlines()
     i = next(i for i, line in enumerate(lines) if line.split()[:1] == [name])
-    assert "time step: --cfl C (adaptive, the default) or --dt DT" in lines[i + 1], lines[i + 1]
+    want = f"--dt DT (default {spec.dt:g}: no CFL rate)" if need else "--cfl C (adaptive, the default) or --dt DT"
+    assert f"time step: {want}" in lines[i + 1], lines[i + 1]
 
 
 def test_user_equation_without_a_rate_needs_dt(tmp_path, monkeypatch):

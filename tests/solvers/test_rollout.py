@@ -232,6 +232,7 @@ _SWEEP = {
     "channel": "imex",  # (default; walls: banded implicit solves)
     "couette": "imex",  # (default)
     "vlasov-poisson": "leapfrog",  # (default; particles: no float parameter, the gradient in the state)
+    "comoving-nbody": "leapfrog",  # (default; particles, the time the scale factor)
 }
 
 

@@ -166,3 +166,35 @@ def test_a_mesh_of_one_device_paints_and_reads_out_as_no_mesh(axis_type):
         np.testing.assert_array_equal(np.asarray(jax.jit(lambda p: xfft.paint(p, (8, 8)))(x)), np.asarray(ref))
         back = jax.jit(lambda g, p: xfft.readout(g, p))(f, x)
     np.testing.assert_allclose(np.asarray(back), np.asarray(xfft.readout(ref, q)), rtol=1e-6, atol=1e-6)
+
+
+def test_readout_of_a_trailing_component_axis_equals_readouts_of_each_component():
+    """A field ``(*shape, C)`` is read at once (one stencil, one exchange): the values and the gradient in the
+    positions of ``C`` readouts, sharded and on one device; a sharded component axis is an error."""
+    m = mesh((2, 4))
+    shape = (8, 16, 4)
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-3, 11, (64, 3))
+    g = rng.standard_normal(shape + (2,))
+    c = rng.standard_normal((64, 2))
+    pos = put(a, NamedSharding(m, P(("x", "y"))))
+    gj = put(g, NamedSharding(m, P(*xfft.real_sharding(m, shape, ndim=3).spec, None)))
+
+    @jax.jit
+    def both(p, g):
+        def at_once(p):
+            return jnp.sum(c * xfft.readout(g, p, kernel="tsc"))
+
+        def each(p):
+            return sum(jnp.sum(c[:, i] * xfft.readout(g[..., i], p, kernel="tsc")) for i in range(2))
+
+        return xfft.readout(g, p, kernel="tsc"), jax.grad(at_once)(p), jax.grad(each)(p)
+
+    v, ga, ge = both(pos, gj)
+    ref = np.stack([ref_readout(g[..., i], a, "tsc") for i in range(2)], -1)
+    assert v.shape == (64, 2) and v.sharding.is_equivalent_to(NamedSharding(m, P(("x", "y"), None)), 2)
+    np.testing.assert_allclose(np.asarray(v), ref, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(ga), np.asarray(ge), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(xfft.readout(g, a, kernel="tsc")), ref, rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match="component axis .* must not be sharded"):
+        xfft.readout(put(np.zeros(shape + (8,)), NamedSharding(m, P("x", None, None, "y"))), pos)

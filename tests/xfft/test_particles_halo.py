@@ -62,6 +62,18 @@ def test_through_halos_the_program_permutes_only_and_gradients_equal_the_migrati
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=0, atol=1e-12 * float(jnp.max(jnp.abs(b))))
 
 
+def test_through_halos_a_trailing_component_axis_reads_as_each_component_and_as_the_migrating_one():
+    m = mesh((2, 4))
+    x, _ = lagrangian(m, N, 0.7, seed=2)
+    f = put(np.random.default_rng(5).random((N,) * 3 + (3,)), NamedSharding(m, P("x", "y", None)))
+    with jax.set_mesh(m):
+        v, each, moved = jax.jit(lambda f, x: (xfft.readout(f, x, halo=1), [xfft.readout(f[..., i], x, halo=1)
+                                                                          for i in range(3)], xfft.readout(f, x)))(f, x)
+    assert v.shape == (N,) * 3 + (3,)
+    np.testing.assert_allclose(np.asarray(v), np.stack([np.asarray(e) for e in each], -1), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(v), np.asarray(moved), rtol=0, atol=1e-13)
+
+
 def test_a_particle_outside_its_halo_is_an_error_that_says_what_to_set():
     m = mesh((2, 4))
     x, w = lagrangian(m, N, 1.2, seed=2)

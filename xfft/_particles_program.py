@@ -1,0 +1,217 @@
+"""The exchange programs of :func:`xfft.paint` and :func:`xfft.readout`: routing, the one-device bodies and the
+jitted ``shard_map`` programs (the design is described in :mod:`xfft._particles`)."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache, partial
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+from ._halo import AxisHalo, pad_blocks, reduce_blocks
+from ._kernels import KERNELS, Cell, paint_corners, read_corners, weights_1d
+from ._layout import Layout, check_even, group_size, layout_to_spec
+
+
+class _Route:
+    """Where each of a device's particles goes (inside ``shard_map``): owner, kept or sent, buffer slots."""
+
+    def __init__(self, base: jax.Array, field: Field, cap: int) -> None:
+        names, p = field.names, field.p
+        me = jax.lax.axis_index(names) if names else 0
+        dest = jnp.zeros(base.shape[0], jnp.int32)
+        for d, g in enumerate(field.layout):
+            if not g:
+                continue
+            k = jnp.mod(base[:, d], field.shape[d]) // field.block[d]  # block index along d
+            for a in reversed(g):
+                dest = dest + (k % field.sizes[a]) * field.stride[a]
+                k = k // field.sizes[a]
+        self.local = dest == me
+        key = jnp.where(self.local, p, dest)  # kept particles sort last, into no slot
+        counts = jnp.bincount(key, length=p + 1)
+        self.need = jnp.max(counts[:p])
+        order = jnp.argsort(key, stable=True)
+        skey = key[order]
+        start = jnp.cumsum(counts) - counts
+        rank = jnp.arange(key.shape[0]) - start[skey]
+        valid = (skey < p) & (rank < cap)
+        slot = jnp.where(valid, skey * cap + rank, p * cap)
+        self.slot = jnp.zeros_like(slot).at[order].set(slot)  # each particle's slot (p * cap: none)
+        self.size = p * cap
+
+    def send(self, v: jax.Array, names) -> jax.Array:
+        """Each particle's ``v`` (leading axis) in its slot of the send buffer, exchanged: the receive buffer."""
+        buf = jnp.zeros((self.size,) + v.shape[1:], v.dtype).at[self.slot].add(v, mode="drop")  # (no slot: dropped)
+        return jax.lax.all_to_all(buf, names, 0, 0, tiled=True)
+
+    def back(self, buf: jax.Array, names) -> jax.Array:
+        """The adjoint of :meth:`send` for values: the receive buffer sent back, read at each particle's slot."""
+        buf = jax.lax.all_to_all(buf, names, 0, 0, tiled=True)
+        return buf.at[self.slot].get(mode="fill", fill_value=0)
+
+
+class Field:
+    """The mesh, global shape and layout of a sharded field, with what routing needs."""
+
+    def __init__(self, mesh, shape: tuple[int, ...], layout: Layout, name: str) -> None:
+        self.mesh, self.shape = mesh, shape
+        self.sizes = dict(zip(mesh.axis_names, mesh.axis_sizes)) if mesh is not None else {}
+        self.layout = tuple(tuple(a for a in g if self.sizes[a] > 1) for g in layout)
+        self.names = tuple(a for a in self.sizes if self.sizes[a] > 1)
+        used = {a for g in self.layout for a in g}
+        if set(self.names) - used:
+            raise ValueError(f"{name}: the mesh's sharding must split the field over every mesh axis larger than "
+                             f"1 ({self.names}), got layout {layout_to_spec(self.layout)}")
+        check_even(shape, self.layout, self.sizes)
+        self.p = math.prod(self.sizes[a] for a in self.names)
+        self.stride = {a: math.prod(self.sizes[b] for b in self.names[i + 1:]) for i, a in enumerate(self.names)}
+        self.block = tuple(n // group_size(g, self.sizes) for n, g in zip(shape, self.layout))
+
+    def _key(self) -> tuple:
+        return (self.mesh, self.shape, self.layout)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Field) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def origin(self) -> list:
+        """The global index of this device's first cell along each axis (inside ``shard_map``)."""
+        out = []
+        for d, g in enumerate(self.layout):
+            k = 0
+            for a in g:
+                k = k * self.sizes[a] + jax.lax.axis_index(a)
+            out.append(k * self.block[d])
+        return out
+
+    def halos(self, kernel: str) -> list[AxisHalo]:
+        lo, hi = KERNELS[kernel]
+        return [AxisHalo(d, lo, hi, g, group_size(g, self.sizes)) for d, g in enumerate(self.layout)
+                if g and (lo or hi)]
+
+
+
+def _padded_shape(field: Field, kernel: str) -> tuple[int, ...]:
+    lo, hi = KERNELS[kernel]
+    return tuple(b + (lo + hi if g else 0) for b, g in zip(field.block, field.layout))
+
+
+def _cell(field: Field, kernel: str, shape: tuple[int, ...]) -> Cell:
+    """The cell map of :func:`xfft._kernels.corner` into this device's padded block (inside ``shard_map``):
+    indices clipped into the block (particles another device owns get in-range indices and zero weights)."""
+    below, lo = KERNELS[kernel][0], field.origin()
+
+    def cell(ax: int, base: jax.Array, o: jax.Array) -> jax.Array:
+        if field.layout[ax]:
+            return jnp.clip(jnp.mod(base, field.shape[ax]) - lo[ax] + below + o, 0, shape[ax] - 1)
+        return jnp.mod(base + o, shape[ax])
+
+    return cell
+
+
+def _route(pos: jax.Array, field: Field, kernel: str, cap: int) -> _Route:
+    base = jnp.stack([weights_1d(pos[:, i], kernel)[0] for i in range(pos.shape[-1])], -1)
+    return _Route(base, field, cap)
+
+
+def paint_body(pos, w, field: Field, kernel: str, cap: int):
+    """One device's paint: its block of the field and the most particles it sends to one device."""
+    d = pos.shape[-1]
+    pos, w = pos.reshape(-1, d), w.reshape(-1)
+    shape = _padded_shape(field, kernel)
+    cell = _cell(field, kernel, shape)
+    out = jnp.zeros(math.prod(shape), w.dtype)
+    if field.names:
+        route = _route(pos, field, kernel, cap)
+        rpos, rw = route.send(pos, field.names), route.send(w, field.names)
+        out = paint_corners(out, pos, jnp.where(route.local, w, 0), kernel, shape, cell)
+        out = paint_corners(out, rpos, rw, kernel, shape, cell)
+        need = jax.lax.pmax(route.need, field.names)
+    else:
+        out = paint_corners(out, pos, w, kernel, shape, cell)
+        need = jnp.zeros((), jnp.int32)
+    return reduce_blocks(out.reshape(shape), field.halos(kernel), True), need
+
+
+def readout_body(f, pos, field: Field, kernel: str, cap: int):
+    """One device's readout (a trailing component axis of ``f`` kept last): the values at its particles and the
+    most particles it sends to one device."""
+    d = pos.shape[-1]
+    lead = pos.shape[:-1]
+    pos = pos.reshape(-1, d)
+    shape = _padded_shape(field, kernel)
+    fp = pad_blocks(f, field.halos(kernel), True)
+    fp = fp.reshape((math.prod(shape),) + fp.shape[d:])
+    cell = _cell(field, kernel, shape)
+
+    def read(q):
+        return read_corners(fp, q, kernel, shape, cell)
+
+    if not field.names:
+        vals = read(pos)
+        return vals.reshape(lead + vals.shape[1:]), jnp.zeros((), jnp.int32)
+    route = _route(pos, field, kernel, cap)
+    moved = route.back(read(route.send(pos, field.names)), field.names)
+    local = route.local.reshape(route.local.shape + (1,) * (moved.ndim - 1))
+    vals = jnp.where(local, read(pos), moved)
+    return vals.reshape(lead + vals.shape[1:]), jax.lax.pmax(route.need, field.names)
+
+
+def need_error(name: str, need: int, cap: int) -> ValueError:
+    return ValueError(
+        f"{name}: the particle exchange buffer overflowed: one device had {need} particles to send to one other "
+        f"device, but capacity={cap} slots per device pair; pass capacity={need} or more (each device then holds "
+        "capacity x devices particle slots), or keep particles nearer their owning block"
+    )
+
+
+def raise_if_over(need, *, name: str, cap: int) -> None:
+    if int(need) > cap:
+        raise need_error(name, int(need), cap)
+
+
+def _guard(out: jax.Array, need: jax.Array, cap: int, name: str, traced: bool) -> tuple[jax.Array, jax.Array]:
+    """Inside ``shard_map``, after the last exchange: NaN where the buffers overflowed, and under ``jit`` a host
+    callback on every device that raises (all devices: one that stops alone would leave the others waiting in
+    the next collective). The barrier orders the check after every exchange of the block's result."""
+    need, out = jax.lax.optimization_barrier((need, out))
+    if traced:
+        jax.debug.callback(partial(raise_if_over, name=name, cap=cap), need)
+    return jnp.where(need > cap, jnp.asarray(jnp.nan, out.dtype), out), need
+
+
+def checked(run, args: tuple, cap: int, name: str) -> jax.Array:
+    """Run the program ``run(traced)`` on ``args``; concrete results are checked here (``ValueError``)."""
+    traced = any(isinstance(a, jax.core.Tracer) for a in args)
+    out, need = run(traced)(*args)
+    if not traced:
+        raise_if_over(need, name=name, cap=cap)
+    return out
+
+
+
+@lru_cache(maxsize=64)
+def paint_program(field: Field, layout: Layout, weighted: bool, kernel: str, cap: int, dtype, traced: bool):
+    """The jitted ``shard_map`` of :func:`paint_body` (jitted: eager calls compile once and run as one program)."""
+    def body(q, v):
+        out, need = paint_body(q, jnp.broadcast_to(v.astype(dtype), q.shape[:-1]), field, kernel, cap)
+        return _guard(out, need, cap, "paint", traced)
+
+    specs = (layout_to_spec(layout), layout_to_spec(layout[:-1]) if weighted else P())
+    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=specs,
+                                 out_specs=(layout_to_spec(field.layout), P()), check_vma=False))
+
+
+@lru_cache(maxsize=64)
+def readout_program(field: Field, layout: Layout, kernel: str, cap: int, components: bool, traced: bool):
+    """The jitted ``shard_map`` of :func:`readout_body` (``components``: the field has a trailing component axis)."""
+    body = lambda g, q: _guard(*readout_body(g, q, field, kernel, cap), cap, "readout", traced)  # noqa: E731
+    c = ((),) if components else ()
+    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=(layout_to_spec(field.layout + c),
+                                                                  layout_to_spec(layout)),
+                                 out_specs=(layout_to_spec(layout[:-1] + c), P()), check_vma=False))
