@@ -6,7 +6,9 @@ at ``omega`` and decays at ``gamma``: the least-damped root of ``1 + (1 + zeta Z
 ``1.4157 - 0.1534i`` (:func:`solvers.particles.landau_root`). The particles (a weighted multi-beam quiet start,
 sharded over every device) and the mesh (sharded too) advance with the kick-drift-kick leapfrog through
 :func:`solvers.simulate`; a small output records the mode every step and the script fits
-``A exp(gamma t) cos(omega t + phi)`` to it, printing measured against theory. Run
+``A exp(gamma t) cos(omega t + phi)`` to it, printing measured against theory. ``--ndim 2`` or ``3``: the same
+wave along axis 0 of a 2D or 3D box a few cells wide across it (the particles' transverse positions a Halton
+sequence; the rates are the 1D ones). Run
 ``python examples/landau_damping.py --help``.
 """
 
@@ -46,20 +48,29 @@ def main(argv=None):
     p.add_argument("--kernel", default="tsc", choices=("ngp", "cic", "tsc"), help="paint/readout kernel")
     p.add_argument("--dt", type=float, default=0.2, help="time step in 1/omega_p (default 0.2)")
     p.add_argument("--t-end", type=float, default=24.0, help="end time (default 24)")
+    p.add_argument("--ndim", type=int, default=1, choices=(1, 2, 3),
+                   help="dimensions: the wave along axis 0, --cross-cells cells across it (default 1)")
+    p.add_argument("--cross-cells", type=int, default=4,
+                   help="mesh cells along the other axes of a 2D/3D run (default 4; the box as wide as a cell along "
+                        "axis 0 times this); --particles is then per cross-section cell")
     p.add_argument("--fit-from", type=float, default=4.0, help="start of the fitted window (default 4)")
     args = p.parse_args(argv)
     jax.config.update("jax_enable_x64", True)
     k = 0.5
     mesh = xfft.make_mesh("slab")
-    grid = periodic_grid(args.cells, 2 * math.pi / k, mesh, dtype=jnp.float64)
-    eq = VlasovPoisson(grid, particles=args.particles, kernel=args.kernel)
+    length = 2 * math.pi / k
+    cross = args.cross_cells if args.ndim > 1 else 1
+    shape = (args.cells,) + (cross,) * (args.ndim - 1)
+    box = (length,) + (length * cross / args.cells,) * (args.ndim - 1)
+    grid = periodic_grid(shape, box, mesh, dtype=jnp.float64)
+    eq = VlasovPoisson(grid, particles=args.particles * cross ** (args.ndim - 1), kernel=args.kernel)
     y0 = eq.initial_state("landau", alpha=args.alpha, beams=args.beams)
     rec = ModeRecorder()
     sol = solvers.simulate(eq, Leapfrog, t_end=args.t_end, y0=y0, controller=solvers.FixedStep(args.dt),
                            outputs=[rec])
     omega, gamma = fit_damped_oscillation(rec.t, [m.imag for m in rec.mode], t_min=args.fit_from)
     theory = landau_root(k)
-    print(f"{args.particles} particles on {args.cells} cells, {len(mesh.devices.flat)} devices, "
+    print(f"{eq.particles} particles on {'x'.join(map(str, shape))} cells, {len(mesh.devices.flat)} devices, "
           f"{sol.steps_taken} steps in {sol.wall_s:.1f} s")
     print(f"omega: measured {omega:.4f}, theory {theory.real:.4f} ({omega / theory.real - 1:+.2%})")
     print(f"gamma: measured {gamma:.4f}, theory {theory.imag:.4f} ({gamma / theory.imag - 1:+.2%})")

@@ -43,47 +43,98 @@ def _permute(x: jax.Array, group: tuple[str, ...], p: int, by: int, periodic: bo
     return jax.lax.ppermute(x, name, pairs)
 
 
-def pad_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
-    """Pad the local block ``b`` by each of ``halos`` in turn (inside ``shard_map`` over their mesh axes)."""
-    for h in halos:
-        n = b.shape[h.axis]
-        parts = []
-        if h.lo:
-            low = jax.lax.slice_in_dim(b, n - h.lo, n, axis=h.axis)
-            parts.append(_permute(low, h.group, h.p, +1, periodic) if h.group else
-                         (low if periodic else jnp.zeros_like(low)))
-        parts.append(b)
-        if h.hi:
-            high = jax.lax.slice_in_dim(b, 0, h.hi, axis=h.axis)
-            parts.append(_permute(high, h.group, h.p, -1, periodic) if h.group else
-                         (high if periodic else jnp.zeros_like(high)))
-        b = jnp.concatenate(parts, axis=h.axis) if len(parts) > 1 else b
+def _strip(b: jax.Array, axis: int, start: int, stop: int, inner: dict[int, tuple[int, int]]) -> jax.Array:
+    """``b[start:stop]`` along ``axis``, and along each axis of ``inner`` only its ``(lo, lo + n)`` cells."""
+    b = jax.lax.slice_in_dim(b, start, stop, axis=axis)
+    for ax, (lo, hi) in inner.items():
+        b = jax.lax.slice_in_dim(b, lo, hi, axis=ax)
     return b
 
 
-def _add_at(b: jax.Array, v: jax.Array, axis: int, start: int) -> jax.Array:
-    """``b`` with ``v`` added into ``[start, start + len(v))`` along ``axis`` (an in-place update for XLA)."""
-    cur = jax.lax.slice_in_dim(b, start, start + v.shape[axis], axis=axis)
-    return jax.lax.dynamic_update_slice_in_dim(b, cur + v, start, axis)
+def _at(b: jax.Array, v: jax.Array, axis: int, start: int, inner: dict[int, int], add: bool) -> jax.Array:
+    """``b`` with ``v`` written (or added) at ``start`` along ``axis`` and at ``inner[ax]`` along the others (an
+    in-place update for XLA)."""
+    index = [0] * b.ndim
+    index[axis] = start
+    for ax, lo in inner.items():
+        index[ax] = lo
+    if add:
+        v = v + jax.lax.dynamic_slice(b, index, v.shape)
+    return jax.lax.dynamic_update_slice(b, v, index)
+
+
+def pad_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
+    """Pad the local block ``b`` by each of ``halos`` in turn (inside ``shard_map`` over their mesh axes).
+
+    One copy of the block (into the padded buffer, ``lax.pad``), then each axis's two halo strips written in place:
+    a strip spans the halos of the axes padded before it (their corners come from the diagonal neighbour in two
+    hops) and the interior of the later ones."""
+    config = [(0, 0, 0)] * b.ndim
+    for h in halos:
+        config[h.axis] = (h.lo, h.hi, 0)
+    out = jax.lax.pad(b, jnp.zeros((), b.dtype), config)
+    inner = {h.axis: (h.lo, h.lo + b.shape[h.axis]) for h in halos}
+    for h in halos:
+        n = b.shape[h.axis]
+        later = {ax: v for ax, v in inner.items() if ax != h.axis}
+        if h.lo:
+            low = _strip(out, h.axis, h.lo + n - h.lo, h.lo + n, later)
+            low = _permute(low, h.group, h.p, +1, periodic) if h.group else (low if periodic else None)
+            if low is not None:
+                out = _at(out, low, h.axis, 0, {ax: v[0] for ax, v in later.items()}, False)
+        if h.hi:
+            high = _strip(out, h.axis, h.lo, h.lo + h.hi, later)
+            high = _permute(high, h.group, h.p, -1, periodic) if h.group else (high if periodic else None)
+            if high is not None:
+                out = _at(out, high, h.axis, h.lo + n, {ax: v[0] for ax, v in later.items()}, False)
+        inner.pop(h.axis)  # the next axes' strips span this axis's halos
+    return out
 
 
 def reduce_blocks(y: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
-    """The adjoint of :func:`pad_blocks`: halos sent back and added into the neighbours' edge cells, then dropped."""
+    """The adjoint of :func:`pad_blocks`: halos sent back and added into the neighbours' edge cells, then dropped.
+
+    One padded axis: its strips are added into the interior, cut out first (one copy of the block). More: the
+    strips are added in place, the last-padded axis first (a strip spans the interior of the axes reduced before it
+    and the halos of the later ones), and the interior is cut out once at the end (a copy, and one of ``y`` where
+    it is an input XLA may not overwrite: inside a larger program, such as painting, it is not)."""
+    inner: dict[int, tuple[int, int]] = {}
     for h in reversed(halos):
         n = y.shape[h.axis] - h.lo - h.hi
-        mid = jax.lax.slice_in_dim(y, h.lo, h.lo + n, axis=h.axis)
+        done = dict(inner)
+        if len(halos) == 1:  # one axis: its strips go into the interior, cut out first (one copy)
+            return _into_interior(y, h, n, done, periodic)
         if h.hi:
-            high = jax.lax.slice_in_dim(y, h.lo + n, h.lo + n + h.hi, axis=h.axis)
+            high = _strip(y, h.axis, h.lo + n, h.lo + n + h.hi, done)
             back = _permute(high, h.group, h.p, +1, periodic) if h.group else (high if periodic else None)
             if back is not None:
-                mid = _add_at(mid, back, h.axis, 0)
+                y = _at(y, back, h.axis, h.lo, {ax: v[0] for ax, v in done.items()}, True)
         if h.lo:
-            low = jax.lax.slice_in_dim(y, 0, h.lo, axis=h.axis)
+            low = _strip(y, h.axis, 0, h.lo, done)
             back = _permute(low, h.group, h.p, -1, periodic) if h.group else (low if periodic else None)
             if back is not None:
-                mid = _add_at(mid, back, h.axis, n - h.lo)
-        y = mid
+                y = _at(y, back, h.axis, h.lo + n - h.lo, {ax: v[0] for ax, v in done.items()}, True)
+        inner[h.axis] = (h.lo, h.lo + n)
+    for ax, (lo, hi) in inner.items():
+        y = jax.lax.slice_in_dim(y, lo, hi, axis=ax)
     return y
+
+
+def _into_interior(y: jax.Array, h: AxisHalo, n: int, done: dict[int, tuple[int, int]], periodic: bool) -> jax.Array:
+    """The interior of ``y`` (along ``h`` and the axes in ``done``) with ``h``'s halo strips sent back and added."""
+    strips = []
+    if h.hi:
+        high = _strip(y, h.axis, h.lo + n, h.lo + n + h.hi, done)
+        strips.append((0, _permute(high, h.group, h.p, +1, periodic) if h.group else (high if periodic else None)))
+    if h.lo:
+        low = _strip(y, h.axis, 0, h.lo, done)
+        strips.append((n - h.lo, _permute(low, h.group, h.p, -1, periodic) if h.group else (low if periodic else None)))
+    mid = _strip(y, h.axis, h.lo, h.lo + n, done)
+    zero = {ax: 0 for ax in done}
+    for start, back in strips:
+        if back is not None:
+            mid = _at(mid, back, h.axis, start, zero, True)
+    return mid
 
 
 def _check_width(width: object, ndim: int, name: str) -> tuple[int, ...] | int:
