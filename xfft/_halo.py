@@ -64,31 +64,21 @@ def _at(b: jax.Array, v: jax.Array, axis: int, start: int, inner: dict[int, int]
 
 
 def pad_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
-    """Pad the local block ``b`` by each of ``halos`` in turn (inside ``shard_map`` over their mesh axes).
-
-    One copy of the block (into the padded buffer, ``lax.pad``), then each axis's two halo strips written in place:
-    a strip spans the halos of the axes padded before it (their corners come from the diagonal neighbour in two
-    hops) and the interior of the later ones."""
-    config = [(0, 0, 0)] * b.ndim
-    for h in halos:
-        config[h.axis] = (h.lo, h.hi, 0)
-    out = jax.lax.pad(b, jnp.zeros((), b.dtype), config)
-    inner = {h.axis: (h.lo, h.lo + b.shape[h.axis]) for h in halos}
+    """Pad the local block ``b`` by each of ``halos`` in turn (inside ``shard_map`` over their mesh axes)."""
     for h in halos:
         n = b.shape[h.axis]
-        later = {ax: v for ax, v in inner.items() if ax != h.axis}
+        parts = []
         if h.lo:
-            low = _strip(out, h.axis, h.lo + n - h.lo, h.lo + n, later)
-            low = _permute(low, h.group, h.p, +1, periodic) if h.group else (low if periodic else None)
-            if low is not None:
-                out = _at(out, low, h.axis, 0, {ax: v[0] for ax, v in later.items()}, False)
+            low = jax.lax.slice_in_dim(b, n - h.lo, n, axis=h.axis)
+            parts.append(_permute(low, h.group, h.p, +1, periodic) if h.group else
+                         (low if periodic else jnp.zeros_like(low)))
+        parts.append(b)
         if h.hi:
-            high = _strip(out, h.axis, h.lo, h.lo + h.hi, later)
-            high = _permute(high, h.group, h.p, -1, periodic) if h.group else (high if periodic else None)
-            if high is not None:
-                out = _at(out, high, h.axis, h.lo + n, {ax: v[0] for ax, v in later.items()}, False)
-        inner.pop(h.axis)  # the next axes' strips span this axis's halos
-    return out
+            high = jax.lax.slice_in_dim(b, 0, h.hi, axis=h.axis)
+            parts.append(_permute(high, h.group, h.p, -1, periodic) if h.group else
+                         (high if periodic else jnp.zeros_like(high)))
+        b = jnp.concatenate(parts, axis=h.axis) if len(parts) > 1 else b
+    return b
 
 
 def reduce_blocks(y: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:

@@ -34,7 +34,7 @@ from jax.sharding import NamedSharding
 from . import _particles_halo as _through_halos
 from ._kernels import KERNELS
 from ._layout import Layout, canonical_layout, check_even, group_size, layout_to_spec, spec_to_layout
-from ._particles_program import Field, checked, paint_body, paint_program, readout_body, readout_program
+from ._particles_program import Field, checked, paint_body, paint_program, raise_if_over, readout_body, readout_program
 from ._partition import Placement, _constrain, one_device_block, placement
 
 
@@ -158,11 +158,12 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
     if halo is not None:
         widths = _through_halos.halo_widths(halo, field, "paint")
         program = partial(_through_halos.paint_program, field, layout, bool(w.ndim), kernel, widths, dtype)
-        return _through_halos.checked(program, (pos.astype(dtype), w), "paint", widths)
+        return checked(program, (pos.astype(dtype), w),
+                       partial(_through_halos.raise_if_outside, name="paint", widths=widths))
     cap = _capacity(capacity, pos, layout, field.sizes, field.p, "paint")
 
     program = partial(paint_program, field, layout, bool(w.ndim), kernel, cap, dtype)
-    return checked(program, (pos.astype(dtype), w), cap, "paint")
+    return checked(program, (pos.astype(dtype), w), partial(raise_if_over, name="paint", cap=cap))
 
 
 def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capacity: int | None = None,
@@ -224,6 +225,8 @@ def readout(field: jax.Array, positions: jax.Array, *, kernel: str = "cic", capa
     if halo is not None:
         widths = _through_halos.halo_widths(halo, fd, "readout")
         program = partial(_through_halos.readout_program, fd, layout, kernel, widths, comp)
-        return _through_halos.checked(program, (f, pos.astype(f.dtype)), "readout", widths)
+        return checked(program, (f, pos.astype(f.dtype)),
+                       partial(_through_halos.raise_if_outside, name="readout", widths=widths))
     cap = _capacity(capacity, pos, layout, fd.sizes, fd.p, "readout")
-    return checked(partial(readout_program, fd, layout, kernel, cap, comp), (f, pos.astype(f.dtype)), cap, "readout")
+    return checked(partial(readout_program, fd, layout, kernel, cap, comp), (f, pos.astype(f.dtype)),
+                   partial(raise_if_over, name="readout", cap=cap))

@@ -19,11 +19,11 @@ from functools import lru_cache, partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import PartitionSpec as P
 
 from ._halo import AxisHalo, pad_blocks, reduce_blocks
 from ._kernels import KERNELS, Cell, paint_corners, read_corners, weights_1d
-from ._layout import Layout, group_size, layout_to_spec
+from ._layout import Layout, group_size
+from ._particles_program import guard, paint_map, readout_map
 
 
 def halo_widths(halo: object, field, name: str) -> tuple[int, ...]:
@@ -117,47 +117,30 @@ def readout_body(f, pos, field, kernel: str, widths: tuple[int, ...]):
     return vals.reshape(lead + vals.shape[1:]), _outside(ok, field.names)
 
 
-def _raise_if_outside(need, *, name: str, widths: tuple[int, ...]) -> None:
+def raise_if_outside(need, *, name: str, widths: tuple[int, ...]) -> None:
+    """The error of ``need`` particles outside their halo (none: nothing)."""
     if int(need) > 0:
         raise halo_error(name, int(need), widths)
 
 
-def _guard(out, need, name: str, widths: tuple[int, ...], traced: bool):
-    """NaN where a particle left the halo, and under ``jit`` a host callback on every device that raises."""
-    need, out = jax.lax.optimization_barrier((need, out))
-    if traced:
-        jax.debug.callback(partial(_raise_if_outside, name=name, widths=widths), need)
-    return jnp.where(need > 0, jnp.asarray(jnp.nan, out.dtype), out), need
-
-
-def checked(program, args: tuple, name: str, widths: tuple[int, ...]) -> jax.Array:
-    """Run ``program(traced)`` on ``args``; a concrete result is checked here (``ValueError``)."""
-    traced = any(isinstance(a, jax.core.Tracer) for a in args)
-    out, need = program(traced)(*args)
-    if not traced:
-        _raise_if_outside(need, name=name, widths=widths)
-    return out
-
-
 @lru_cache(maxsize=64)
 def paint_program(field, layout: Layout, weighted: bool, kernel: str, widths: tuple[int, ...], dtype, traced: bool):
-    """The jitted ``shard_map`` of :func:`paint_body`."""
+    """The paint program through halos (:func:`paint_body`)."""
+    check = partial(raise_if_outside, name="paint", widths=widths)
+
     def body(q, v):
         out, need = paint_body(q, jnp.broadcast_to(v.astype(dtype), q.shape[:-1]), field, kernel, widths)
-        return _guard(out, need, "paint", widths, traced)
+        return guard(out, need, 0, check, traced)
 
-    specs = (layout_to_spec(layout), layout_to_spec(layout[:-1]) if weighted else P())
-    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=specs,
-                                 out_specs=(layout_to_spec(field.layout), P()), check_vma=False))
+    return paint_map(body, field, layout, weighted)
 
 
 @lru_cache(maxsize=64)
 def readout_program(field, layout: Layout, kernel: str, widths: tuple[int, ...], components: bool, traced: bool):
-    """The jitted ``shard_map`` of :func:`readout_body` (``components``: the field has a trailing component axis)."""
-    def body(g, q):
-        return _guard(*readout_body(g, q, field, kernel, widths), "readout", widths, traced)
+    """The readout program through halos (:func:`readout_body`)."""
+    check = partial(raise_if_outside, name="readout", widths=widths)
 
-    c = ((),) if components else ()
-    return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=(layout_to_spec(field.layout + c),
-                                                                  layout_to_spec(layout)),
-                                 out_specs=(layout_to_spec(layout[:-1] + c), P()), check_vma=False))
+    def body(g, q):
+        return guard(*readout_body(g, q, field, kernel, widths), 0, check, traced)
+
+    return readout_map(body, field, layout, components)

@@ -175,43 +175,62 @@ def raise_if_over(need, *, name: str, cap: int) -> None:
         raise need_error(name, int(need), cap)
 
 
-def _guard(out: jax.Array, need: jax.Array, cap: int, name: str, traced: bool) -> tuple[jax.Array, jax.Array]:
-    """Inside ``shard_map``, after the last exchange: NaN where the buffers overflowed, and under ``jit`` a host
-    callback on every device that raises (all devices: one that stops alone would leave the others waiting in
-    the next collective). The barrier orders the check after every exchange of the block's result."""
+def guard(out: jax.Array, need: jax.Array, limit: int, check, traced: bool) -> tuple[jax.Array, jax.Array]:
+    """Inside ``shard_map``, after the last exchange: NaN where ``need > limit`` (a full exchange buffer, particles
+    outside their halo), and under ``jit`` a host callback ``check(need)`` on every device that raises (all devices:
+    one that stops alone would leave the others waiting in the next collective). The barrier orders the check after
+    every exchange of the block's result."""
     need, out = jax.lax.optimization_barrier((need, out))
     if traced:
-        jax.debug.callback(partial(raise_if_over, name=name, cap=cap), need)
-    return jnp.where(need > cap, jnp.asarray(jnp.nan, out.dtype), out), need
+        jax.debug.callback(check, need)
+    return jnp.where(need > limit, jnp.asarray(jnp.nan, out.dtype), out), need
 
 
-def checked(run, args: tuple, cap: int, name: str) -> jax.Array:
-    """Run the program ``run(traced)`` on ``args``; concrete results are checked here (``ValueError``)."""
+def checked(run, args: tuple, check) -> jax.Array:
+    """Run the program ``run(traced)`` on ``args``; a concrete result's ``need`` is checked here by ``check``
+    (``ValueError``)."""
     traced = any(isinstance(a, jax.core.Tracer) for a in args)
     out, need = run(traced)(*args)
     if not traced:
-        raise_if_over(need, name=name, cap=cap)
+        check(need)
     return out
 
 
-
-@lru_cache(maxsize=64)
-def paint_program(field: Field, layout: Layout, weighted: bool, kernel: str, cap: int, dtype, traced: bool):
-    """The jitted ``shard_map`` of :func:`paint_body` (jitted: eager calls compile once and run as one program)."""
-    def body(q, v):
-        out, need = paint_body(q, jnp.broadcast_to(v.astype(dtype), q.shape[:-1]), field, kernel, cap)
-        return _guard(out, need, cap, "paint", traced)
-
+def paint_map(body, field, layout: Layout, weighted: bool):
+    """The jitted ``shard_map`` of a paint ``body(positions, weights) -> (block, need)`` (jitted: eager calls compile
+    once and run as one program)."""
     specs = (layout_to_spec(layout), layout_to_spec(layout[:-1]) if weighted else P())
     return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=specs,
                                  out_specs=(layout_to_spec(field.layout), P()), check_vma=False))
 
 
-@lru_cache(maxsize=64)
-def readout_program(field: Field, layout: Layout, kernel: str, cap: int, components: bool, traced: bool):
-    """The jitted ``shard_map`` of :func:`readout_body` (``components``: the field has a trailing component axis)."""
-    body = lambda g, q: _guard(*readout_body(g, q, field, kernel, cap), cap, "readout", traced)  # noqa: E731
+def readout_map(body, field, layout: Layout, components: bool):
+    """The jitted ``shard_map`` of a readout ``body(field, positions) -> (values, need)`` (``components``: the field
+    has a trailing component axis)."""
     c = ((),) if components else ()
     return jax.jit(jax.shard_map(body, mesh=field.mesh, in_specs=(layout_to_spec(field.layout + c),
                                                                   layout_to_spec(layout)),
                                  out_specs=(layout_to_spec(layout[:-1] + c), P()), check_vma=False))
+
+
+@lru_cache(maxsize=64)
+def paint_program(field: Field, layout: Layout, weighted: bool, kernel: str, cap: int, dtype, traced: bool):
+    """The paint program through the particle exchange (:func:`paint_body`)."""
+    check = partial(raise_if_over, name="paint", cap=cap)
+
+    def body(q, v):
+        out, need = paint_body(q, jnp.broadcast_to(v.astype(dtype), q.shape[:-1]), field, kernel, cap)
+        return guard(out, need, cap, check, traced)
+
+    return paint_map(body, field, layout, weighted)
+
+
+@lru_cache(maxsize=64)
+def readout_program(field: Field, layout: Layout, kernel: str, cap: int, components: bool, traced: bool):
+    """The readout program through the particle exchange (:func:`readout_body`)."""
+    check = partial(raise_if_over, name="readout", cap=cap)
+
+    def body(g, q):
+        return guard(*readout_body(g, q, field, kernel, cap), cap, check, traced)
+
+    return readout_map(body, field, layout, components)
