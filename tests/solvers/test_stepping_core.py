@@ -21,7 +21,7 @@ from solvers import (
     simulate,
     wall_grid,
 )
-from solvers.stepping import Carry, steps_before
+from solvers.stepping import Carry, Clock, ControllerState, OutputsState, RowBuffer, steps_before
 
 DT = 1 / 128  # a power of two: the host's float64 clock sums whole steps exactly, so no step is shortened
 
@@ -69,9 +69,13 @@ def test_channel_steps_are_the_same_three_ways(meshes):
     assert np.array_equal(a, b) and np.array_equal(b, c)  # to the bit
 
 
-def test_the_loop_carry_has_named_fields():
-    assert Carry._fields[:5] == ("state", "t", "elapsed", "comp", "steps")
-    assert {"dts", "rows", "nrows", "samples"} <= set(Carry._fields)
+def test_the_loop_carry_is_named_by_owner():
+    """The carry is ``{state, clock, controller, outputs}``: each part owned by one party."""
+    assert Carry._fields == ("state", "clock", "controller", "outputs")
+    assert Clock._fields[:5] == ("t", "elapsed", "comp", "steps", "dts")
+    assert ControllerState._fields == ("aux", "cstate")
+    assert OutputsState._fields == ("rows", "samples")
+    assert {"rows", "count", "pending", "dt", "due"} == set(RowBuffer._fields)
 
 
 def _primitives(jaxpr) -> set[str]:
