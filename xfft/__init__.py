@@ -4,7 +4,8 @@ Public API: the transforms (:func:`xfft3d`, :func:`ixfft3d`, :func:`xrfft3d`, :f
 :func:`xfftn` family), layout helpers (:func:`make_mesh`, :func:`real_sharding`, :func:`spectral_sharding`,
 :func:`spectral_axes`), real-to-real transforms (:func:`xdctn`, :func:`xdstn`, their inverses, and :func:`xr2rn`
 with one kind per axis), sharded grids (:func:`xmeshgrid`, :func:`wavenumbers`) and :func:`xroll`; halo exchange
-(:func:`halo_pad`, its adjoint :func:`halo_reduce`) and particles on sharded meshes (:func:`paint`, :func:`readout`);
+(:func:`halo_pad`, its adjoint :func:`halo_reduce`) and particles on sharded meshes (:func:`paint`, :func:`readout`, and
+:func:`check_errors` for their checks under ``jit``);
 :func:`autotune` (the measured choice of mesh); :class:`LoweringOptions` (how the native backend lowers a
 transform on the devices at hand); :mod:`xfft.fft`, a drop-in for ``jax.numpy.fft`` on sharded
 arrays (``import xfft.fft as fft``). Multi-process runs:
@@ -14,6 +15,7 @@ arrays (``import xfft.fft as fft``). Multi-process runs:
 from . import fft as fft  # noqa: E402  (after the names it uses)
 from ._autotune import Tuning as Tuning
 from ._autotune import autotune as autotune
+from ._errors import check_errors as check_errors
 from ._fft import ixfft3d as ixfft3d
 from ._fft import ixfftn as ixfftn
 from ._fft import ixrfft3d as ixrfft3d
@@ -81,6 +83,7 @@ __all__ = [
     "xrfft3d",
     "xrfftn",
     "xroll",
+    "check_errors",
     "halo_pad",
     "halo_reduce",
     "paint",

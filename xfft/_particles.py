@@ -11,8 +11,9 @@ slots. Particles never change slot in the caller's arrays, so ``paint`` and ``re
 to each other, and differentiable in the positions and weights.
 
 The one limit is ``capacity``. When one device would send more particles to one other device than the buffer
-holds, nothing is dropped silently: the result is NaN everywhere, and the call raises ``ValueError`` (outside
-``jit``) or a runtime error raised from a host callback (under ``jit``), naming the number of slots needed.
+holds, nothing is dropped silently: the result is NaN everywhere, and the call raises ``ValueError`` naming the
+number of slots needed (outside ``jit``; under ``jit`` :func:`xfft.check_errors` raises it after the program, and
+it is logged: a device never raises inside a multi-device program, see :mod:`xfft._errors`).
 
 This lives in a module of its own, not in :mod:`xfft._halo`: particles bring their own data layout (a flat, or
 any leading-axis, particle array sharded independently of the mesh), routing and kernels; the halo exchange is
@@ -118,8 +119,8 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
       TypeError: non-array or non-floating positions, or an ``out_sharding`` that is not a ``NamedSharding``.
       ValueError: bad shapes, kernel, capacity, halo or sharding; or a full exchange buffer (or, with ``halo``,
         a particle outside it): outside ``jit`` this error names the capacity needed (the particles outside);
-        under ``jit`` the result is NaN and a host callback raises the same message (as a runtime error when
-        the result is used).
+        under ``jit`` the result is NaN, the message is logged once, and :func:`xfft.check_errors` raises it
+        after the program.
     """
     kernel = _kernel(kernel, "paint")
     if halo is not None and capacity is not None:

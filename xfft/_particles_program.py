@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
+from ._errors import recording
 from ._halo import AxisHalo, pad_blocks, reduce_blocks
 from ._kernels import KERNELS, Cell, paint_corners, read_corners, weights_1d
 from ._layout import Layout, check_even, group_size, layout_to_spec
@@ -177,12 +178,12 @@ def raise_if_over(need, *, name: str, cap: int) -> None:
 
 def guard(out: jax.Array, need: jax.Array, limit: int, check, traced: bool) -> tuple[jax.Array, jax.Array]:
     """Inside ``shard_map``, after the last exchange: NaN where ``need > limit`` (a full exchange buffer, particles
-    outside their halo), and under ``jit`` a host callback ``check(need)`` on every device that raises (all devices:
-    one that stops alone would leave the others waiting in the next collective). The barrier orders the check after
-    every exchange of the block's result."""
+    outside their halo), and under ``jit`` a host callback that records the error ``check(need)`` raises for
+    :func:`xfft.check_errors` (it never raises on the device: see :mod:`xfft._errors`). The barrier orders the check
+    after every exchange of the block's result."""
     need, out = jax.lax.optimization_barrier((need, out))
     if traced:
-        jax.debug.callback(check, need)
+        jax.debug.callback(recording(check), need)
     return jnp.where(need > limit, jnp.asarray(jnp.nan, out.dtype), out), need
 
 

@@ -12,13 +12,14 @@ on where the segments start.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import xfft
 
 from ..outputs.base import Event, Row, RunInfo, StopRun
 from ..stepping import lands
@@ -141,6 +142,7 @@ class Loop:
             state, clock.t, coeffs, n, remaining, bound, dt_force, clock.dt_coef, clock.step, every,
             last and self.every is not None, clock.samples_dev, clock.controller, self._ctrl)
         v = np.asarray(jax.device_get(vec))
+        xfft.check_errors()  # a check inside the segment (particles): its message, before the NaN it left
         steps, status, count = int(v[0]), int(v[1]), int(v[4])
         k = 5 + MAX_SEGMENT
         buf = v[k:].reshape(MAX_ROWS, -1) if self.row else np.zeros((0, 1))
@@ -155,16 +157,14 @@ class Loop:
         continue from (:meth:`saved_controller`).
 
         Raises:
-          ValueError: a check inside the programs failed (a host callback raised it: a particle outside its halo,
-            a full exchange buffer of :func:`xfft.paint`), with the check's own message.
+          ValueError: a check inside the programs failed (a particle outside its halo, a full exchange buffer of
+            :func:`xfft.paint`), with the check's own message: :func:`xfft.check_errors` after every program.
         """
-        try:
-            return self._run(state, info, samples, controller_state)
-        except jax.errors.JaxRuntimeError as e:
-            found = re.findall(r"^ValueError: (.+)$", str(e), re.M)
-            if not found:
-                raise
-            raise ValueError(found[0]) from None
+        try:  # what a jitted program before this run recorded was logged then and is not this run's
+            xfft.check_errors()
+        except ValueError:
+            pass
+        return self._run(state, info, samples, controller_state)
 
     def _run(self, state, info: RunInfo, samples: dict | None, controller_state: Any):
         clock, values, energy = self.clock(state, info.step0, info.t0, samples, controller_state)
@@ -210,6 +210,7 @@ class Loop:
         clock = Clock(step, t, 0.0, math.nan)
         values, energy, clock.controller, zero, dt0 = self.programs.begin(state, t, self._ctrl)
         clock.dt_next = float(dt0)
+        xfft.check_errors()
         if controller_state is not None:
             clock.controller = self._restored(controller_state, clock.controller)
             clock.dt_next = math.nan

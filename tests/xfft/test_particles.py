@@ -119,8 +119,17 @@ def test_full_buffer_raises_and_says_what_to_set():
     f = put(np.ones((16, 4, 4)), xfft.real_sharding(m, (16, 4, 4)))
     with pytest.raises(ValueError, match="pass capacity=64 or more"):
         xfft.readout(f, pos, capacity=8)
-    with pytest.raises(Exception, match="pass capacity=64 or more"):  # noqa: B017 (the runtime error of a callback)
-        jax.jit(lambda p: xfft.paint(p, (16, 4, 4), capacity=8))(pos).block_until_ready()
+    # under jit: NaN, and the message waits for xfft.check_errors(); repeated calls followed by a collective (an
+    # FFT) run to the end, every time (a device that raised inside the program would leave its peers waiting in the
+    # FFT's all-to-all until XLA aborts the process)
+    step = jax.jit(lambda p, g: (xfft.paint(p, (16, 4, 4), capacity=8), xfft.xrfft3d(g * jnp.sum(
+        xfft.readout(g, p, capacity=8)))))
+    for _ in range(20):
+        rho, k = step(pos, f)
+        assert np.isnan(np.asarray(rho)).all() and np.isnan(np.asarray(k)).all()
+        with pytest.raises(ValueError, match=r"^paint: .* pass capacity=64 or more.*\(and 1 more error"):
+            xfft.check_errors()
+        xfft.check_errors()  # forgotten once raised
     # the default capacity (all 64 of a device's particles) holds them; the mass is all there
     total = jax.jit(lambda p: jnp.sum(xfft.paint(p, (16, 4, 4))))(pos)
     assert float(total) == 512.0
