@@ -4,7 +4,9 @@ For each mesh (slab ``(8,)``, pencil ``(2, 4)``) and width, times (medians of ro
 ``halo_pad`` alone, ``halo_reduce`` alone, ``halo_pad`` then ``halo_reduce``, and one ``jax.lax.ppermute`` of a
 buffer of exactly the halo cells of one device's padded block (what a halo exchange must move at least), and a
 local ``jnp.pad`` of each block with zeros (no exchange: the copy into a new padded block that any out-of-place pad
-pays). The pad+reduce pair moves the halo twice. Writes
+pays), and the in-place exchange of an already padded array (``xfft.compat.jaxdecomp.halo_exchange`` under a
+``jit`` that donates it: the halos written over, no copy of the block; what a code that keeps its fields padded
+from step to step pays). The pad+reduce pair moves the halo twice. Writes
 ``benchmarks/results/halo.json`` with the date, the machine and its load (``uptime`` before and after).
 
 Run: ``python benchmarks/halo.py [--size 256] [--widths 2 3 4] [--repeats 7]``.
@@ -24,6 +26,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import xfft
+import xfft.compat.jaxdecomp as jaxdecomp
 
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -48,7 +51,14 @@ def case(mesh_shape: tuple[int, ...], n: int, width: int, repeats: int) -> dict:
     widths = [(width, width) if a is not None else (0, 0) for a in tuple(spec) + (None,) * (3 - len(tuple(spec)))]
     copy = jax.jit(jax.shard_map(lambda b: jnp.pad(b, widths), mesh=m, in_specs=spec, out_specs=spec,
                                  check_vma=False))
+    exchange = jax.jit(lambda v: jaxdecomp.halo_exchange(v, (width, width), (True, True)), donate_argnums=0)
+    box = {"y": pad(x)}
+
+    def in_place():
+        box["y"] = exchange(box["y"]).block_until_ready()
+
     cases = {"pad": lambda: pad(x).block_until_ready(), "reduce": lambda: red(y).block_until_ready(),
+             "exchange_in_place": in_place,
              "pad+reduce": lambda: both(x).block_until_ready(), "permute": lambda: permute(buf).block_until_ready(),
              "local_pad_no_exchange": lambda: copy(x).block_until_ready()}
     samples = _timing.round_robin_samples(cases, repeats)
@@ -60,6 +70,8 @@ def case(mesh_shape: tuple[int, ...], n: int, width: int, repeats: int) -> dict:
         "ratio_pad_reduce_to_one_permute": _timing.paired_ratio(samples["pad+reduce"], samples["permute"]),
         "ratio_pad_to_one_permute": _timing.paired_ratio(samples["pad"], samples["permute"]),
         "ratio_reduce_to_one_permute": _timing.paired_ratio(samples["reduce"], samples["permute"]),
+        "ratio_exchange_in_place_to_one_permute": _timing.paired_ratio(samples["exchange_in_place"],
+                                                                       samples["permute"]),
         "ratio_pad_to_local_pad": _timing.paired_ratio(samples["pad"], samples["local_pad_no_exchange"]),
     }
 
@@ -81,7 +93,9 @@ def main(argv: list[str] | None = None) -> dict:
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     for r in rows:
         q = r["ratio_pad_reduce_to_one_permute"]
-        print(f"mesh {r['mesh']} width {r['width']}: {r['ms']}  pad+reduce / permute = {q['median']:.2f}")
+        e = r["ratio_exchange_in_place_to_one_permute"]
+        print(f"mesh {r['mesh']} width {r['width']}: {r['ms']}  pad+reduce / permute = {q['median']:.2f}, "
+              f"in-place exchange / permute = {e['median']:.2f}")
     return result
 
 

@@ -81,6 +81,25 @@ def pad_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.A
     return b
 
 
+def fill_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
+    """The padded block ``b`` with its halos refilled from the neighbours' edge cells, in place (inside
+    ``shard_map``): each strip is cut, sent and written over a halo (``dynamic_update_slice``), one after the
+    other, each cut from the block the previous write left (a strip cut from the block before a write would make
+    XLA copy the block to keep it; a strip never overlaps an earlier write). No copy of a donated or intermediate
+    block, unlike :func:`pad_blocks` of the interior. The axes in turn, each strip spanning the others' halos, so
+    corners come from the diagonal neighbours; a non-periodic end gets zeros."""
+    for h in halos:
+        n = b.shape[h.axis] - h.lo - h.hi
+        for src, dst, width, by in ((n, 0, h.lo, +1), (h.lo, h.lo + n, h.hi, -1)):
+            if not width:  # (lo: my top interior cells are the low halo above; hi: my bottom ones, below's high)
+                continue
+            strip = jax.lax.slice_in_dim(b, src, src + width, axis=h.axis)
+            got = (_permute(strip, h.group, h.p, by, periodic) if h.group else
+                   (strip if periodic else jnp.zeros_like(strip)))
+            b = _at(b, got, h.axis, dst, {}, False)
+    return b
+
+
 def reduce_blocks(y: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
     """The adjoint of :func:`pad_blocks`: halos sent back and added into the neighbours' edge cells, then dropped.
 

@@ -23,7 +23,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from .._fft import ixfftn, xfftn
-from .._halo import AxisHalo, pad_blocks
+from .._halo import AxisHalo, fill_blocks
 from .._layout import layout_to_spec, spec_to_layout
 from .._partition import placement
 
@@ -163,7 +163,8 @@ def halo_exchange(x: jax.Array, halo_extents: Sequence[int], halo_periods: Seque
     Each block's outer ``h`` cells along array axis 0 (``halo_extents[0]``) and 1 (``halo_extents[1]``), on the axes
     the mesh splits, are its halos: they are replaced by the neighbouring blocks' edge cells inside their own halos
     (``[h, 2h)`` and ``[L-2h, L-h)`` of a block of ``L``), corners from the diagonal neighbours; at a non-periodic
-    end, zeros. The block's other cells are kept. This is :func:`xfft.halo_pad` of the blocks without their halos.
+    end, zeros. The block's other cells are kept. This is :func:`xfft.halo_pad` of the blocks without their halos,
+    written over the halos in place (no copy of a block that is donated or an intermediate of a jitted program).
 
     Args:
       x: 3D (or 4D with a leading unsharded batch axis) array padded block by block, sharded over a 1D or 2D mesh.
@@ -207,10 +208,8 @@ def halo_exchange(x: jax.Array, halo_extents: Sequence[int], halo_periods: Seque
         return x
 
     def body(b):
-        for h, _ in halos:  # drop the halos, then pad them again from the neighbours
-            b = jax.lax.slice_in_dim(b, h.lo, b.shape[h.axis] - h.hi, axis=h.axis)
-        for h, periodic in halos:
-            b = pad_blocks(b, [h], periodic)
+        for h, periodic in halos:  # the halos overwritten in place (no copy of a donated or intermediate block)
+            b = fill_blocks(b, [h], periodic)
         return b
 
     spec = layout_to_spec(layout)
