@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEMO   := $(VENV)/.installed-demo
 SITE   := docs/_build/html
 
-.PHONY: demo test lint docs docs-check bench clean
+.PHONY: demo test test-notebooks lint docs docs-check bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,21 +29,25 @@ demo: $(DEMO)
 # multi-process and cluster tests after them, two test files at a time (--dist loadfile: a file's tests run one
 # after another on one worker, so the Slurm cluster and the fault scenarios never overlap themselves). Those tests
 # wait on heartbeats, deadlines and daemons for about half their time; their deadlines have a margin of at least
-# twice what they measure with another such file running beside them. The notebook tests
-# leave the notebooks they executed where `make docs` looks for them (XFFT_NOTEBOOK_OUTPUTS), so that the docs
-# build after them executes none.
+# twice what they measure with another such file running beside them. The tutorials' notebooks are executed, and
+# their closing checks run, by `make docs` (docs/_ext/tutorials.py; a notebook that fails or shows no figure fails
+# the build): CI runs both. `make test-notebooks` executes them as tests, two at a time, and leaves them where
+# `make docs` then takes them without executing them again.
 test: $(STAMP)
-	XFFT_NOTEBOOK_OUTPUTS=$(CURDIR)/docs/_build/notebooks $(PY) -m pytest -q -n 2 -m "not serial"
+	$(PY) -m pytest -q -n 2 -m "not serial and not notebooks"
 	$(PY) -m pytest -q -n 2 --dist loadfile -m serial
+
+test-notebooks: $(STAMP)
+	XFFT_NOTEBOOK_OUTPUTS=$(CURDIR)/docs/_build/notebooks $(PY) -m pytest -q -n 2 -m notebooks tests/notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 # The site, offline and strict: every warning (a broken reference, a public name without a docstring, a notebook
-# that raises or shows no figure) fails. -E: every page is read again, so no warning hides in an unchanged page. A
-# notebook is executed only when no executed copy of its source is found, in docs/_build/notebooks (where
-# `make test` leaves the notebooks its tests executed, and a previous build its own), two at a time
-# (docs/_ext/tutorials.py).
+# that raises, shows no figure or shows a figure as text) fails. -E: every page is read again, so no warning hides
+# in an unchanged page. A notebook is executed only when no executed copy of its source is found, in
+# docs/_build/notebooks (where `make test-notebooks` leaves the notebooks it executed, and a previous build its
+# own), two at a time (docs/_ext/tutorials.py).
 docs: $(STAMP)
 	$(PY) -m sphinx -b html -n -W --keep-going -E -q docs $(SITE)
 

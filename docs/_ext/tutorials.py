@@ -3,11 +3,12 @@ figures.
 
 A notebook is executed once per version of its source (:mod:`notebook_kernel`: the same recipe as the notebook
 tests, figures as ``image/png`` outputs). The executed notebook keeps the key of its source in its metadata; it is
-looked for in the folder ``XFFT_NOTEBOOK_OUTPUTS`` when the environment names it (``make test`` leaves there the
-notebooks its tests executed, so that ``make docs`` after it executes none) and in ``docs/_build/notebooks/`` (this
-build's own cache). The notebooks still to execute run ``XFFT_NOTEBOOK_JOBS`` at a time (default: 2, or 1 on one
-core), compiling at XLA's optimization level 0 except those that mostly run kernels. One that raises, or that shows
-no figure, fails the (strict) build.
+looked for in the folder ``XFFT_NOTEBOOK_OUTPUTS`` when the environment names it (``make test-notebooks`` leaves
+there the notebooks its tests executed, so that ``make docs`` after it executes none) and in
+``docs/_build/notebooks/`` (this build's own cache). The notebooks still to execute run ``XFFT_NOTEBOOK_JOBS`` at a
+time (default: 2, or 1 on one core), compiling at XLA's optimization level 0 except those that mostly run kernels.
+One that raises (each ends with cells that assert its results), that shows no figure or that shows a figure as
+text fails the (strict) build: this build is where CI executes the tutorials (``make test`` leaves them out).
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ def write(out: Path, notebook_dir: Path) -> None:
             continue
         if not notebook_kernel.figures(nb):
             logger.warning(f"tutorial {path.name} shows no figure (no image/png output)", location=str(path))
+        if notebook_kernel.not_figures(nb):
+            logger.warning(f"tutorial {path.name} shows as text: {notebook_kernel.not_figures(nb)}",
+                           location=str(path))
         text = nbformat.writes(nb)
         target = out / f"{path.stem}.ipynb"
         if not target.exists() or target.read_text() != text:

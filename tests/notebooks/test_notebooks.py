@@ -10,8 +10,11 @@ text.
 
 Adding a notebook is dropping ``notebooks/NN_name.py`` (percent format, ``# %%`` cells); it becomes its own test.
 Per-notebook deadline: ``XFFT_NOTEBOOK_TIMEOUT`` seconds (default 300), for the whole notebook and for each cell.
-With ``XFFT_NOTEBOOK_OUTPUTS`` set (``make test``), a notebook that passes is left there executed, with the key of
-its source, for ``make docs`` to show without executing it again.
+The executions are marked ``notebooks``: ``make test-notebooks`` runs them, ``make test`` leaves them to ``make docs``
+(which executes every notebook it finds no executed copy of, with the same recipe, and fails on a notebook that
+raises or shows no figure; CI runs it). With ``XFFT_NOTEBOOK_OUTPUTS`` set (``make test-notebooks``), a notebook
+that passes is left there executed, with the key of its source, for ``make docs`` to show without executing it
+again.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def kernel_spec_manager(tmp_path_factory):
     return notebook_kernel.kernel_spec_manager(tmp_path_factory.mktemp("jupyter"), KERNEL_NAME)
 
 
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes(path: Path, kernel_spec_manager, tmp_path: Path, record_property) -> None:
     nb = notebook_kernel.read(path)
@@ -71,7 +75,7 @@ def test_notebook_executes(path: Path, kernel_spec_manager, tmp_path: Path, reco
     # what the tutorial page shows: its figures as pictures, not as text
     assert notebook_kernel.figures(nb) >= 1, f"{path.name} shows no figure (no image/png output)"
     assert not notebook_kernel.not_figures(nb), f"{path.name} shows as text: {notebook_kernel.not_figures(nb)}"
-    reuse = os.environ.get("XFFT_NOTEBOOK_OUTPUTS")  # make test: where make docs takes the executed notebooks
+    reuse = os.environ.get("XFFT_NOTEBOOK_OUTPUTS")  # make test-notebooks: where make docs takes them
     if reuse:
         nb.metadata.pop("jupytext", None)
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
