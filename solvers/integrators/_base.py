@@ -172,7 +172,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 
     def stage_loop(self, state: State, t: jax.Array, dt: jax.Array, rate: bool, offsets: jax.Array,
                    update: Callable, init: tuple, synced: bool = False,
-                   linear: bool = True) -> tuple[tuple, StepAux]:
+                   linear: bool = True, current: Callable | None = None) -> tuple[tuple, StepAux]:
         """The stage loop of an explicit Runge-Kutta scheme: ``update(i, regs, f, dt) -> regs`` folds stage ``i``'s
         right-hand side ``L y + N(y, t + offsets[i] dt)`` (``y = regs[0]``) into the registers (``init``).
 
@@ -182,7 +182,8 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         equation fuses them, its maximum in a ``lax.cond`` taken in the first stage only (``synced``, on a GPU, where
         a branch costs a round trip to the host: every stage takes it and the first is kept), else ``max_rate``
         once before the loop. ``linear=False`` (an IMEX scheme, whose linear part ``update`` treats): ``f`` is the
-        nonlinear term alone. Returns ``(regs, StepAux)``."""
+        nonlinear term alone. ``current(i, regs)``: stage ``i``'s ``y`` where it is not ``regs[0]`` (a scheme that keeps
+        it in a register of its own stack). Returns ``(regs, StepAux)``."""
         lin = self.equation.linear() if linear else None
         real = jnp.finfo(jax.tree.leaves(state)[0].dtype).dtype
         fused = rate and self.fuses_rate(state, t)
@@ -190,7 +191,7 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
 
         def body(i, carry):
             regs, r = carry
-            y, ti = regs[0], t + offsets[i] * dt
+            y, ti = (regs[0] if current is None else current(i, regs)), t + offsets[i] * dt
             if not fused:
                 f = self.stage_rhs(lin, y, ti) if linear else self.equation.nonlinear(y, ti)
                 return update(i, regs, f, dt), r

@@ -55,9 +55,12 @@ class IMEX(Integrator):
     stage and adds its ``L y``. The compiled step holds one nonlinear term and one solve whatever the number of
     stages: a run's step program compiles about 1.5x faster than with the stages written out (2.5x at XLA's level
     0), at about the same speed, for more memory: the stack keeps a row for each stage where stages written out
-    drop the rows already used. Measured by ``benchmarks/walls.py`` (float64, 8 CPU devices, bytes per grid point
-    of a run's step program, stages written out -> one loop): channel 65^3 170 -> 180 (0.6 of a state), 129x512
-    97 -> 106; no-slip convection 65^3 213 -> 261 (two states), 129x512 158 -> 174.
+    drop the rows already used. The stack is the loop's only register: each pass reads the solve's right-hand side
+    out of it, writes every row once (in place: a stack written twice in a pass, or read at one row while written
+    at all, made XLA keep a second stack), and leaves the stage's solution in the row it solved, where the next
+    pass reads its ``y``. Bytes per grid point of a run's step program (float64, 8 CPU devices, stages written out
+    -> one loop): channel 65^3 170 -> 180, 129x512 97 -> 106; no-slip convection 65^3 213 -> 245, 129x512 158 ->
+    168.
 
     Args:
       equation: the equation (a diagonal ``linear()`` or an :class:`~solvers.ImplicitLinear` solve).
@@ -112,16 +115,28 @@ class IMEX(Integrator):
         def add(rows, col, x):
             return jax.tree.map(lambda o, v: o + col.reshape((-1,) + (1,) * v.ndim) * v[None], rows, x)
 
-        def update(i, regs, n, dt):  # N_i into the rows, then stage i + 1's solve and its L y into the rows
-            _, rows = regs
-            rows = add(rows, ex[i], n)
-            rhs = jax.tree.map(lambda a: a[i], rows)
+        def update(i, rows, n, dt):  # stage i + 1's solve; then N_i and L y_{i+1} into the rows, y_{i+1} into row i
+            # the solve's right-hand side on its own (row i with N_i), so that the stack is written once, in place
+            rhs = jax.tree.map(lambda a, v: a[i] + ex[i, i] * v, rows, n)
             y = implicit_solve_at(solver, rhs, factor_of(i + 1), t + c[i + 1] * dt)
             if diagonal:
                 lin_y = apply_linear(lin, y)
             else:  # L y = (y - rhs) / (a_ii dt): the operator the solve inverted, tau terms included
                 lin_y = jax.tree.map(lambda a, b: (a - b) / (g[i + 1] * dt), y, rhs)
-            return y, add(rows, im[i + 1], lin_y)
+            rows = add(add(rows, ex[i], n), im[i + 1], lin_y)
+            # row i (stage i + 1's right-hand side, solved) keeps y_{i + 1}: the loop carries no state beside it
+            return jax.tree.map(lambda o, v: jnp.where(at(o, i), v[None], o), rows, y)
+
+        def at(rows, i):  # row i of the stack, as a mask broadcast over a row
+            return (jnp.arange(rows.shape[0]) == i).reshape((-1,) + (1,) * (rows.ndim - 1))
+
+        def current(i, rows):  # stage i's y: the row the previous solve left it in; the state at the first stage,
+            # which the last row still is there where no stage adds L of the first stage
+            if explicit_first:
+                return jax.tree.map(lambda o: o[(i - 1) % len(last)], rows)
+            return jax.tree.map(lambda s0, o: jnp.where(i == 0, s0, o[jnp.maximum(i - 1, 0)]), state, rows)
+
+        explicit_first = all(a_im[r][0] == 0 for r in last)
 
         rows = jax.tree.map(lambda a: jnp.broadcast_to(a[None], (len(last),) + a.shape), state)
         if any(a_im[r][0] != 0 for r in last):  # L of the explicit first stage
@@ -129,9 +144,11 @@ class IMEX(Integrator):
                 raise TypeError(f"{tab}: the first stage's L y is needed, which an implicit linear form cannot "
                                 "give (a_im[r][0] must be 0 for an equation with implicit solves)")
             rows = add(rows, im[0], apply_linear(lin, state))
-        (y, rows), aux = self.stage_loop(state, t, dt, rate, c[:-1], update, (state, rows), synced, linear=False)
-        if stiff:
-            return y, aux
+        rows, aux = self.stage_loop(state, t, dt, rate, c[:-1], update, rows, synced, linear=False,
+                                    current=current)
+        if stiff:  # the last stage's solution, left in the last row
+            return jax.tree.map(lambda a: a[-1], rows), aux
+        y = jax.tree.map(lambda a: a[s - 2], rows)
         rows = add(rows, ex[s - 1], eq.nonlinear(y, t + c[s - 1] * dt))
         return jax.tree.map(lambda a: a[-1], rows), aux
 
