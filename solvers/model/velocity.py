@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -11,6 +12,7 @@ import jax.numpy as jnp
 from .. import diagnostics as diag
 from ..grids import rmul, times_i
 from .equation import Equation
+from .velocity_vorticity import after_on
 
 
 def cross(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -95,15 +97,19 @@ class VelocityEquation(Equation):
                                            reduce)
         kx, ky, kz = g.k
         phys = g.to_physical
-        ux, uy = phys(u_hat[0]), phys(u_hat[1])
+        # the later transforms' inputs once the products before them are formed: XLA's scheduler otherwise starts
+        # all six inverse transforms at once (67.0 instead of 62.7 bytes per point of the LSRK4 step at 128^3)
+        after = functools.partial(after_on, g)
+        ux = phys(u_hat[0])
+        uy = phys(u_hat[1])
         partial = jnp.abs(ux) / hx + jnp.abs(uy) / hy if rate else None
         wz = phys(times_i(rmul(kx, u_hat[1]) - rmul(ky, u_hat[0])))
         lx, ly = uy * wz, -(ux * wz)
-        wy = phys(times_i(rmul(kz, u_hat[0]) - rmul(kx, u_hat[2])))
+        wy = phys(after(times_i(rmul(kz, u_hat[0]) - rmul(kx, u_hat[2])), lx))
         lz = ux * wy  # ux is dead from here
-        uz = phys(u_hat[2])
+        uz = phys(after(u_hat[2], lz))
         lx_hat = g.from_physical(lx - uz * wy)  # wy and lx are dead from here
-        wx = phys(times_i(rmul(ky, u_hat[2]) - rmul(kz, u_hat[1])))
+        wx = phys(after(times_i(rmul(ky, u_hat[2]) - rmul(kz, u_hat[1])), lx_hat))
         ly_hat = g.from_physical(ly + uz * wx)
         lz_hat = g.from_physical(lz - uy * wx)
         out = jnp.stack([lx_hat, ly_hat, lz_hat])

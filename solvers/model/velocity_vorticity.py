@@ -212,19 +212,8 @@ class WallVelocity:
         return jnp.stack([self.after(fields[0], after)] + fields[1:])
 
     def after(self, x: jax.Array, y: jax.Array | None) -> jax.Array:
-        """``x``, computed once ``y`` has been: ``x + 0 y_0`` with ``y_0`` the first entry of each device's block
-        of ``y`` (a data dependency at no cost, no communication; ``x`` itself where ``y`` is None, or where the
-        mesh does not type the arrays' shardings)."""
-        if y is None:
-            return x
-
-        g = self.grid
-        if g.mesh.size == 1:
-            return _after(x, y)
-        if not g.explicit:
-            return x
-        specs = [jax.typeof(a).sharding.spec for a in (x, y)]
-        return jax.shard_map(_after, mesh=g.mesh, in_specs=tuple(specs), out_specs=specs[0], check_vma=False)(x, y)
+        """``x``, computed once ``y`` has been (:func:`after_on` on this grid)."""
+        return after_on(self.grid, x, y)
 
     def tendency(self, H: jax.Array, mean_force: jax.Array | float = 0.0) -> jax.Array:
         """The explicit right-hand side of the state from the spectrum of ``H = u x omega + body force``:
@@ -340,6 +329,21 @@ class WallVelocity:
         for i in range(1, self.dim):
             rate = rate + jnp.abs(u_phys[i]) / g.spacing[i]
         return jnp.max(rate)
+
+
+def after_on(g, x: jax.Array, y: jax.Array | None) -> jax.Array:
+    """``x``, computed once ``y`` has been: ``x + 0 y_0`` with ``y_0`` the first entry of each device's block of
+    ``y`` on grid ``g``'s mesh (a data dependency at no cost, no communication; ``x`` itself where ``y`` is None,
+    or where the mesh does not type the arrays' shardings). XLA's scheduler otherwise may start every transform
+    that reads the state at once, each holding a field's buffers."""
+    if y is None:
+        return x
+    if g.mesh.size == 1:
+        return _after(x, y)
+    if not g.explicit:
+        return x
+    specs = [jax.typeof(a).sharding.spec for a in (x, y)]
+    return jax.shard_map(_after, mesh=g.mesh, in_specs=tuple(specs), out_specs=specs[0], check_vma=False)(x, y)
 
 
 def _after(x: jax.Array, y: jax.Array | None) -> jax.Array:
