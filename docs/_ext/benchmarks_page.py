@@ -34,7 +34,8 @@ COMMANDS = {
                             "--tag _gpu",
     "solver_step_gpu_ab.json": "python benchmarks/solver_step.py --driver --platform auto (six runs, collected)",
     "solver_step_gpu_final.json": "python benchmarks/solver_step.py --driver --platform auto --tag _gpu_final",
-    "walls.json": "python benchmarks/walls.py --baseline CHECKOUT_BEFORE --rounds 1 --repeats 5",
+    "walls.json": "python benchmarks/walls.py --cases CASE --rounds 1 --repeats 5 in this checkout and in "
+                  "CHECKOUT_BEFORE (its own script), in turn case by case, 2 rounds (rb-2d 5), medians collected",
     "startup.json": "python benchmarks/startup.py --before CHECKOUT_BEFORE --only demo 'tgv 64^3 to t=2' 'ns 30^3' "
                     "'channel TS' 'no-slip convection' 'couette OS'",
     "channel/re_tau_180_gpu.json": "bash benchmarks/gpu_channel.sh OUT 150 250; python benchmarks/channel_reference.py "
