@@ -34,8 +34,7 @@ COMMANDS = {
                             "--tag _gpu",
     "solver_step_gpu_ab.json": "python benchmarks/solver_step.py --driver --platform auto (six runs, collected)",
     "solver_step_gpu_final.json": "python benchmarks/solver_step.py --driver --platform auto --tag _gpu_final",
-    "walls.json": "python benchmarks/walls.py --cases CASE --rounds 1 --repeats 5 in this checkout and in "
-                  "CHECKOUT_BEFORE (its own script), in turn case by case, 2 rounds (rb-2d 5), medians collected",
+    "walls.json": "python benchmarks/walls.py --cases CASE --rounds 1 --repeats 5",
     "startup.json": "python benchmarks/startup.py --before CHECKOUT_BEFORE --only demo 'tgv 64^3 to t=2' 'ns 30^3' "
                     "'channel TS' 'no-slip convection' 'couette OS'",
     "channel/re_tau_180_gpu.json": "bash benchmarks/gpu_channel.sh OUT 150 250; python benchmarks/channel_reference.py "
@@ -124,6 +123,9 @@ def _machine(meta: dict) -> str:
             value = meta[key]
             shown = ", ".join(_fmt(x) for x in value[:3]) if isinstance(value, list) else _fmt(value)
             parts.append(f"load average {shown}")
+    if isinstance(meta.get("load_average_1min_range"), list):
+        low, high = meta["load_average_1min_range"][:2]
+        parts.append(f"load average (1 min) {_fmt(low)} to {_fmt(high)} over the run")
     return "; ".join(parts) or "not recorded"
 
 
