@@ -171,8 +171,8 @@ class Integrator(abc.ABC):  # noqa: B024  (a scheme overrides finish, or step as
         return eq.nonlinear_and_rate(state, t, jnp.max)[1] if self.fuses_rate(state, t) else eq.max_rate(state)
 
     def stage_loop(self, state: State, t: jax.Array, dt: jax.Array, rate: bool, offsets: jax.Array,
-                   update: Callable, init: tuple, synced: bool = False,
-                   linear: bool = True, current: Callable | None = None) -> tuple[tuple, StepAux]:
+                   update: Callable, init: Any, synced: bool = False,
+                   linear: bool = True, current: Callable | None = None) -> tuple[Any, StepAux]:
         """The stage loop of an explicit Runge-Kutta scheme: ``update(i, regs, f, dt) -> regs`` folds stage ``i``'s
         right-hand side ``L y + N(y, t + offsets[i] dt)`` (``y = regs[0]``) into the registers (``init``).
 

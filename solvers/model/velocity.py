@@ -11,8 +11,8 @@ import jax.numpy as jnp
 
 from .. import diagnostics as diag
 from ..grids import rmul, times_i
+from ._order import after_on
 from .equation import Equation
-from .velocity_vorticity import after_on
 
 
 def cross(a: jax.Array, b: jax.Array) -> jax.Array:

@@ -40,6 +40,7 @@ from jax import lax
 from ..bases import Chebyshev, Fourier
 from ..bases import tau as _tau
 from ..grids import Grid, safe_inverse
+from ._order import after_local, after_on
 
 #: The largest block of one physical field (bytes on one device, on the points where products are formed) whose
 #: fields :class:`WallVelocity` transforms together by default: below it a step's cost is the number of
@@ -212,7 +213,7 @@ class WallVelocity:
         return jnp.stack([self.after(fields[0], after)] + fields[1:])
 
     def after(self, x: jax.Array, y: jax.Array | None) -> jax.Array:
-        """``x``, computed once ``y`` has been (:func:`after_on` on this grid)."""
+        """``x``, computed once ``y`` has been (``x + 0 y_0`` per device block: a data dependency at no cost)."""
         return after_on(self.grid, x, y)
 
     def tendency(self, H: jax.Array, mean_force: jax.Array | float = 0.0) -> jax.Array:
@@ -273,7 +274,7 @@ class WallVelocity:
                 u = u + (flux - 0.5 * _tau.integrate(u)) / (0.5 * _tau.integrate(unit)) * unit
             out = [jnp.where(k2 > 0, phi, u)]
             if self.dim == 3:  # g after phi: one solve's buffers at a time
-                out.append(_tau.helmholtz_solve(clamped.phi_factor, -_after(r[1], out[0]) / hs))
+                out.append(_tau.helmholtz_solve(clamped.phi_factor, -after_local(r[1], out[0]) / hs))
             return jnp.stack(out)
 
         unit = factor.get("unit", jnp.zeros(()))
@@ -300,7 +301,7 @@ class WallVelocity:
         def local(r, f, hs):
             out = []
             for i in range(r.shape[0]):  # one after the other
-                out.append(_tau.helmholtz_solve(f, -_after(r[i], out[-1] if out else None) / hs))
+                out.append(_tau.helmholtz_solve(f, -after_local(r[i], out[-1] if out else None) / hs))
             return jnp.stack(out)
         return self.grid.local_map(local, rhs, factor["factor"], scalars=(factor["hs"],))
 
@@ -329,26 +330,6 @@ class WallVelocity:
         for i in range(1, self.dim):
             rate = rate + jnp.abs(u_phys[i]) / g.spacing[i]
         return jnp.max(rate)
-
-
-def after_on(g, x: jax.Array, y: jax.Array | None) -> jax.Array:
-    """``x``, computed once ``y`` has been: ``x + 0 y_0`` with ``y_0`` the first entry of each device's block of
-    ``y`` on grid ``g``'s mesh (a data dependency at no cost, no communication; ``x`` itself where ``y`` is None,
-    or where the mesh does not type the arrays' shardings). XLA's scheduler otherwise may start every transform
-    that reads the state at once, each holding a field's buffers."""
-    if y is None:
-        return x
-    if g.mesh.size == 1:
-        return _after(x, y)
-    if not g.explicit:
-        return x
-    specs = [jax.typeof(a).sharding.spec for a in (x, y)]
-    return jax.shard_map(_after, mesh=g.mesh, in_specs=tuple(specs), out_specs=specs[0], check_vma=False)(x, y)
-
-
-def _after(x: jax.Array, y: jax.Array | None) -> jax.Array:
-    """``x + 0 y_0`` (``y_0`` the first entry of ``y``): ``x``, computed once ``y`` has been (``x`` if None)."""
-    return x if y is None else x + (0 * jnp.real(y.ravel()[0])).astype(x.dtype)
 
 
 def own_buffer(x: jax.Array) -> jax.Array:

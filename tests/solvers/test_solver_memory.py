@@ -40,7 +40,7 @@ def test_donated_default_step_bytes_per_point(meshes):
     Since the stage loop no longer carries the controller's choice (a plain loop over the stages with dt given),
     XLA's scheduler started the six inverse transforms of the nonlinear term at once (each holding a field's
     buffers): 67.0 B/pt (rk4 75.2). The nonlinear term now orders its transforms by data (each input after the
-    field before it, :func:`~solvers.model.velocity_vorticity.after_on`): 62.7 (rk4 75.1).
+    field before it, ``solvers.model._order.after_on``): 62.7 (rk4 75.1).
     """
     n = 128
     grid = SpectralGrid(n, meshes["slab"], dtype=jnp.float32)
