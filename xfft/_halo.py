@@ -63,20 +63,41 @@ def _at(b: jax.Array, v: jax.Array, axis: int, start: int, inner: dict[int, int]
     return jax.lax.dynamic_update_slice(b, v, index)
 
 
+def _send(x: jax.Array | None, h: AxisHalo, by: int, periodic: bool) -> jax.Array | None:
+    """``x`` sent along ``h`` to the block ``by`` (+1 or -1) away: what this block receives from the other side.
+    Unsharded: the block is its own neighbour (periodic) or None (non-periodic: nothing arrives)."""
+    if x is None:
+        return None
+    if h.group:
+        return _permute(x, h.group, h.p, by, periodic)
+    return x if periodic else None
+
+
+def _swap(up: jax.Array | None, down: jax.Array | None, h: AxisHalo, periodic: bool):
+    """``up`` sent to the block above along ``h``, ``down`` to the block below: ``(from below, from above)``, what
+    the neighbours sent this block (None where nothing arrives). With two devices on a periodic axis the block above
+    is the block below: both strips go in one collective."""
+    if h.p == 2 and periodic and up is not None and down is not None:
+        got = _permute(jnp.concatenate([up, down], axis=h.axis), h.group, 2, 1, True)
+        k = up.shape[h.axis]
+        return (jax.lax.slice_in_dim(got, 0, k, axis=h.axis),
+                jax.lax.slice_in_dim(got, k, got.shape[h.axis], axis=h.axis))
+    return _send(up, h, +1, periodic), _send(down, h, -1, periodic)
+
+
 def pad_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
-    """Pad the local block ``b`` by each of ``halos`` in turn (inside ``shard_map`` over their mesh axes)."""
+    """Pad the local block ``b`` by each of ``halos`` in turn (inside ``shard_map`` over their mesh axes): my top
+    cells are the low halo of the block above, my bottom cells the high halo of the block below."""
     for h in halos:
         n = b.shape[h.axis]
-        parts = []
-        if h.lo:
-            low = jax.lax.slice_in_dim(b, n - h.lo, n, axis=h.axis)
-            parts.append(_permute(low, h.group, h.p, +1, periodic) if h.group else
-                         (low if periodic else jnp.zeros_like(low)))
-        parts.append(b)
-        if h.hi:
-            high = jax.lax.slice_in_dim(b, 0, h.hi, axis=h.axis)
-            parts.append(_permute(high, h.group, h.p, -1, periodic) if h.group else
-                         (high if periodic else jnp.zeros_like(high)))
+        top = jax.lax.slice_in_dim(b, n - h.lo, n, axis=h.axis) if h.lo else None
+        bottom = jax.lax.slice_in_dim(b, 0, h.hi, axis=h.axis) if h.hi else None
+        below, above = _swap(top, bottom, h, periodic)
+        parts = [b]
+        if top is not None:
+            parts.insert(0, jnp.zeros_like(top) if below is None else below)
+        if bottom is not None:
+            parts.append(jnp.zeros_like(bottom) if above is None else above)
         b = jnp.concatenate(parts, axis=h.axis) if len(parts) > 1 else b
     return b
 
@@ -85,65 +106,68 @@ def fill_blocks(b: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.
     """The padded block ``b`` with its halos refilled from the neighbours' edge cells, in place (inside
     ``shard_map``): each strip is cut, sent and written over a halo (``dynamic_update_slice``), one after the
     other, each cut from the block the previous write left (a strip cut from the block before a write would make
-    XLA copy the block to keep it; a strip never overlaps an earlier write). No copy of a donated or intermediate
-    block, unlike :func:`pad_blocks` of the interior. The axes in turn, each strip spanning the others' halos, so
-    corners come from the diagonal neighbours; a non-periodic end gets zeros."""
+    XLA copy the block to keep it; a strip never overlaps an earlier write). Where both strips go in one collective
+    (two devices, periodic) both are cut before either write, which the data orders already. No copy of a donated
+    or intermediate block, unlike :func:`pad_blocks` of the interior. The axes in turn, each strip spanning the
+    others' halos, so corners come from the diagonal neighbours; a non-periodic end gets zeros."""
     for h in halos:
         n = b.shape[h.axis] - h.lo - h.hi
-        for src, dst, width, by in ((n, 0, h.lo, +1), (h.lo, h.lo + n, h.hi, -1)):
-            if not width:  # (lo: my top interior cells are the low halo above; hi: my bottom ones, below's high)
-                continue
-            strip = jax.lax.slice_in_dim(b, src, src + width, axis=h.axis)
-            got = (_permute(strip, h.group, h.p, by, periodic) if h.group else
-                   (strip if periodic else jnp.zeros_like(strip)))
-            b = _at(b, got, h.axis, dst, {}, False)
+        # (source start, width, direction, destination): my top interior cells are the low halo of the block above,
+        # my bottom ones the high halo of the block below
+        strips = [(src, w, by, dst) for src, w, by, dst in ((n, h.lo, +1, 0), (h.lo, h.hi, -1, h.lo + n)) if w]
+        if h.p == 2 and periodic and len(strips) == 2:  # one collective for both: cut both, then write both
+            cut = [jax.lax.slice_in_dim(b, src, src + w, axis=h.axis) for src, w, _, _ in strips]
+            for (_, _, _, dst), back in zip(strips, _swap(*cut, h, periodic)):
+                b = _at(b, back, h.axis, dst, {}, False)
+            continue
+        for src, w, by, dst in strips:  # each cut from the block the previous write left
+            strip = jax.lax.slice_in_dim(b, src, src + w, axis=h.axis)
+            back = _send(strip, h, by, periodic)
+            b = _at(b, jnp.zeros_like(strip) if back is None else back, h.axis, dst, {}, False)
     return b
 
 
 def reduce_blocks(y: jax.Array, halos: Sequence[AxisHalo], periodic: bool) -> jax.Array:
     """The adjoint of :func:`pad_blocks`: halos sent back and added into the neighbours' edge cells, then dropped.
 
-    One padded axis: its strips are added into the interior, cut out first (one copy of the block). More: the
-    strips are added in place, the last-padded axis first (a strip spans the interior of the axes reduced before it
-    and the halos of the later ones), and the interior is cut out once at the end (a copy, and one of ``y`` where
-    it is an input XLA may not overwrite: inside a larger program, such as painting, it is not)."""
-    inner: dict[int, tuple[int, int]] = {}
-    for h in reversed(halos):
-        n = y.shape[h.axis] - h.lo - h.hi
-        done = dict(inner)
-        if len(halos) == 1:  # one axis: its strips go into the interior, cut out first (one copy)
-            return _into_interior(y, h, n, done, periodic)
-        if h.hi:
-            high = _strip(y, h.axis, h.lo + n, h.lo + n + h.hi, done)
-            back = _permute(high, h.group, h.p, +1, periodic) if h.group else (high if periodic else None)
+    ``y`` is only read, never written: the interior is cut out once (the one copy of the block, which the result
+    needs anyway) and the received strips are added into it in place. The axes in reverse order of padding: an
+    axis's outgoing strips span the interior of the axes reduced before it and the halos of the later ones, and
+    carry what the earlier axes' received strips put there (the corners, added on the small strips), so that each
+    halo cell crosses the network once, corners in two hops. Both strips of an axis are cut from ``y`` and sent
+    independently."""
+    got: list[tuple[jax.Array, int, int, dict[int, int]]] = []  # (strip, axis, interior offset, axes it spans whole)
+    inner: dict[int, int] = {}  # axis reduced -> its interior start (lo)
+    size = {h.axis: y.shape[h.axis] - h.lo - h.hi for h in halos}
+    for k in range(len(halos) - 1, -1, -1):
+        h = halos[k]
+        n = size[h.axis]
+        done = {ax: (lo, lo + size[ax]) for ax, lo in inner.items()}
+        strips = []
+        for start, stop in ((h.lo + n, h.lo + n + h.hi), (0, h.lo)):  # my high halo (sent up), my low one (down)
+            if stop == start:
+                strips.append(None)
+                continue
+            s = _strip(y, h.axis, start, stop, done)
+            for r, ax, off, whole in got:  # what an earlier axis's strip brought into this strip's cells
+                piece = jax.lax.slice_in_dim(r, start, stop, axis=h.axis)
+                for a in whole.keys() & inner.keys():  # reduced since: their interior (the halo part went on)
+                    piece = jax.lax.slice_in_dim(piece, inner[a], inner[a] + size[a], axis=a)
+                s = _at(s, piece, ax, off, {}, True)
+            strips.append(s)
+        whole = {g.axis: g.lo for g in halos[:k]}
+        for back, land in zip(_swap(*strips, h, periodic), (0, n - h.lo)):  # into my bottom cells, my top ones
             if back is not None:
-                y = _at(y, back, h.axis, h.lo, {ax: v[0] for ax, v in done.items()}, True)
-        if h.lo:
-            low = _strip(y, h.axis, 0, h.lo, done)
-            back = _permute(low, h.group, h.p, -1, periodic) if h.group else (low if periodic else None)
-            if back is not None:
-                y = _at(y, back, h.axis, h.lo + n - h.lo, {ax: v[0] for ax, v in done.items()}, True)
-        inner[h.axis] = (h.lo, h.lo + n)
-    for ax, (lo, hi) in inner.items():
-        y = jax.lax.slice_in_dim(y, lo, hi, axis=ax)
-    return y
-
-
-def _into_interior(y: jax.Array, h: AxisHalo, n: int, done: dict[int, tuple[int, int]], periodic: bool) -> jax.Array:
-    """The interior of ``y`` (along ``h`` and the axes in ``done``) with ``h``'s halo strips sent back and added."""
-    strips = []
-    if h.hi:
-        high = _strip(y, h.axis, h.lo + n, h.lo + n + h.hi, done)
-        strips.append((0, _permute(high, h.group, h.p, +1, periodic) if h.group else (high if periodic else None)))
-    if h.lo:
-        low = _strip(y, h.axis, 0, h.lo, done)
-        strips.append((n - h.lo, _permute(low, h.group, h.p, -1, periodic) if h.group else (low if periodic else None)))
-    mid = _strip(y, h.axis, h.lo, h.lo + n, done)
-    zero = {ax: 0 for ax in done}
-    for start, back in strips:
-        if back is not None:
-            mid = _at(mid, back, h.axis, start, zero, True)
-    return mid
+                got.append((back, h.axis, land, whole))
+        inner[h.axis] = h.lo
+    out = y
+    for ax, lo in inner.items():
+        out = jax.lax.slice_in_dim(out, lo, lo + size[ax], axis=ax)
+    for r, ax, off, whole in got:  # each received strip's interior part, added in place into the cut interior
+        for a, lo in whole.items():
+            r = jax.lax.slice_in_dim(r, lo, lo + size[a], axis=a)
+        out = _at(out, r, ax, off, {}, True)
+    return out
 
 
 def _check_width(width: object, ndim: int, name: str) -> tuple[int, ...] | int:
