@@ -2,9 +2,11 @@
 
 Design (migration with fixed-capacity buffers). A particle may be anywhere in the periodic box, whichever device
 holds it. Inside one ``shard_map`` each device finds the block that owns each of its particles (the block holding
-the kernel's base cell), keeps the ones it owns, and sends every other one to its owner through one all-to-all of
-fixed-size buffers: ``capacity`` slots for each (sender, receiver) pair. The owner paints all its particles into its
-block padded by the kernel's reach (one cell for CIC and TSC), and one :func:`xfft.halo_reduce` (collective
+the kernel's base cell), keeps the ones it owns, and sends every other one to its owner through all-to-alls of
+fixed-size buffers (positions, weights): ``capacity`` slots for each (sender, receiver) pair, each sender's
+particles in the first slots of its chunk. The owner paints all its particles into its block padded by the
+kernel's reach (one cell for CIC and TSC), the received ones a block of rows at a time up to the fullest chunk
+(the rest of a buffer sized for the worst case is skipped), and one :func:`xfft.halo_reduce` (collective
 permutes) adds the halos into the neighbours. :func:`readout` is the same program transposed: a
 :func:`xfft.halo_pad`, the owners interpolate, and a second all-to-all returns the values to the particles'
 slots. Particles never change slot in the caller's arrays, so ``paint`` and ``readout`` are linear maps, adjoint
@@ -92,7 +94,7 @@ def paint(positions: jax.Array, shape: Sequence[int], weights: jax.Array | float
     Coordinates are in grid units: cell ``i`` sits at ``i``, the box is ``[0, shape[d])`` along each axis and
     periodic (any coordinate is taken modulo the box). CIC spreads a particle over the ``2^D`` cells around it,
     TSC over ``3^D``, NGP puts it in the nearest cell. Particles may be anywhere, on any device: each is sent to
-    the device owning its cells (one all-to-all with ``capacity`` slots per device pair), painted there, and the
+    the device owning its cells (all-to-alls with ``capacity`` slots per device pair), painted there, and the
     cells spilling over a block edge are added into the neighbour (:func:`xfft.halo_reduce`).
 
     Args:

@@ -34,24 +34,68 @@ class _Route:
         key = jnp.where(self.local, p, dest)  # kept particles sort last, into no slot
         counts = jnp.bincount(key, length=p + 1)
         self.need = jnp.max(counts[:p])
-        order = jnp.argsort(key, stable=True)
-        skey = key[order]
+        order, skey = _group(key, p)
         start = jnp.cumsum(counts) - counts
         rank = jnp.arange(key.shape[0]) - start[skey]
         valid = (skey < p) & (rank < cap)
-        slot = jnp.where(valid, skey * cap + rank, p * cap)
-        self.slot = jnp.zeros_like(slot).at[order].set(slot)  # each particle's slot (p * cap: none)
-        self.size = p * cap
+        # each sender's chunk of the buffers: `cap` slots, rounded up to whole blocks of `rows`
+        self.rows = min(cap, ROWS)
+        self.nblocks = -(-cap // self.rows)
+        self.p, self.width = p, self.nblocks * self.rows
+        self.size = p * self.width
+        slot = jnp.where(valid, skey * self.width + rank, self.size + jnp.arange(key.shape[0]))  # none: past the end
+        self.slot = jnp.zeros_like(slot).at[order].set(slot, unique_indices=True)  # each particle's slot
+        self.filled = (jax.lax.pmax(self.need, names) if names else self.need)  # rows of any chunk that hold one
 
     def send(self, v: jax.Array, names) -> jax.Array:
         """Each particle's ``v`` (leading axis) in its slot of the send buffer, exchanged: the receive buffer."""
-        buf = jnp.zeros((self.size,) + v.shape[1:], v.dtype).at[self.slot].add(v, mode="drop")  # (no slot: dropped)
+        buf = jnp.zeros((self.size,) + v.shape[1:], v.dtype).at[self.slot].set(v, mode="drop", unique_indices=True)
         return jax.lax.all_to_all(buf, names, 0, 0, tiled=True)
+
+    def in_blocks(self, step, init):
+        """``step(acc, b)`` for each block ``b`` of ``rows`` rows of the receive buffer that holds a particle,
+        ``acc`` passed on over the empty ones: the received particles are the first rows of each sender's chunk,
+        and a buffer sized for the worst case is mostly empty (a static loop with ``cond``: differentiable)."""
+        def body(b, acc):
+            return jax.lax.cond(b * self.rows < self.filled, lambda a: step(a, b), lambda a: a, acc)
+
+        return jax.lax.fori_loop(0, self.nblocks, body, init)
+
+    def rows_of(self, buf: jax.Array, b) -> jax.Array:
+        """Rows ``[b rows, (b + 1) rows)`` of every sender's chunk of ``buf`` (``(size, ...)``): ``(p rows, ...)``."""
+        x = buf.reshape((self.p, self.width) + buf.shape[1:])
+        x = jax.lax.dynamic_slice_in_dim(x, b * self.rows, self.rows, axis=1)
+        return x.reshape((self.p * self.rows,) + buf.shape[1:])
+
+    def into_rows(self, buf: jax.Array, v: jax.Array, b) -> jax.Array:
+        """``buf`` with :meth:`rows_of` block ``b`` replaced by ``v`` (in place)."""
+        x = buf.reshape((self.p, self.width) + buf.shape[1:])
+        v = v.reshape((self.p, self.rows) + buf.shape[1:])
+        return jax.lax.dynamic_update_slice_in_dim(x, v, b * self.rows, axis=1).reshape(buf.shape)
 
     def back(self, buf: jax.Array, names) -> jax.Array:
         """The adjoint of :meth:`send` for values: the receive buffer sent back, read at each particle's slot."""
         buf = jax.lax.all_to_all(buf, names, 0, 0, tiled=True)
-        return buf.at[self.slot].get(mode="fill", fill_value=0)
+        return buf.at[self.slot].get(mode="fill", fill_value=0, unique_indices=True)
+
+
+#: rows of the receive buffer painted or read at a time (per sender): blocks past the fullest chunk are skipped
+ROWS = 2048
+
+
+def _group(key: jax.Array, p: int, packed_max: int = 2**31 - 1) -> tuple[jax.Array, jax.Array]:
+    """The particles ordered by ``key`` (in ``[0, p]``), in their order within a key, and the sorted keys.
+
+    ``key * N + index`` sorted as one integer: unique, so any sort keeps the order within a key, and one operand
+    sorts several times faster than a stable two-operand argsort on CPU. Where that integer exceeds
+    ``packed_max`` (int32's largest), as int64 if x64 is on, else the stable argsort."""
+    n = key.shape[0]
+    if (p + 1) * n - 1 <= packed_max or jax.config.jax_enable_x64:
+        dt = jnp.int32 if (p + 1) * n - 1 <= packed_max else jnp.int64
+        packed = jax.lax.sort(key.astype(dt) * n + jnp.arange(n, dtype=dt), is_stable=False)
+        return (packed % n).astype(jnp.int32), (packed // n).astype(key.dtype)
+    order = jnp.argsort(key, stable=True)
+    return order, key[order]
 
 
 class Field:
@@ -129,10 +173,16 @@ def paint_body(pos, w, field: Field, kernel: str, cap: int):
     out = jnp.zeros(math.prod(shape), w.dtype)
     if field.names:
         route = _route(pos, field, kernel, cap)
+        # positions and weights in two all-to-alls: on CPU each holds its send buffer, its split and its receive
+        # buffer at once, and one buffer of both would hold 4/3 of the positions' three
         rpos, rw = route.send(pos, field.names), route.send(w, field.names)
         out = paint_corners(out, pos, jnp.where(route.local, w, 0), kernel, shape, cell)
-        out = paint_corners(out, rpos, rw, kernel, shape, cell)
-        need = jax.lax.pmax(route.need, field.names)
+
+        def paint_rows(acc, b):
+            return paint_corners(acc, route.rows_of(rpos, b), route.rows_of(rw, b), kernel, shape, cell)
+
+        out = route.in_blocks(paint_rows, out)
+        need = route.filled
     else:
         out = paint_corners(out, pos, w, kernel, shape, cell)
         need = jnp.zeros((), jnp.int32)
@@ -157,10 +207,13 @@ def readout_body(f, pos, field: Field, kernel: str, cap: int):
         vals = read(pos)
         return vals.reshape(lead + vals.shape[1:]), jnp.zeros((), jnp.int32)
     route = _route(pos, field, kernel, cap)
-    moved = route.back(read(route.send(pos, field.names)), field.names)
+    got = route.send(pos, field.names)
+    zero = jnp.zeros((route.size,) + fp.shape[1:], fp.dtype)
+    moved = route.back(route.in_blocks(lambda acc, b: route.into_rows(acc, read(route.rows_of(got, b)), b), zero),
+                       field.names)
     local = route.local.reshape(route.local.shape + (1,) * (moved.ndim - 1))
     vals = jnp.where(local, read(pos), moved)
-    return vals.reshape(lead + vals.shape[1:]), jax.lax.pmax(route.need, field.names)
+    return vals.reshape(lead + vals.shape[1:]), route.filled
 
 
 def need_error(name: str, need: int, cap: int) -> ValueError:
