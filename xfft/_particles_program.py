@@ -61,17 +61,26 @@ class _Route:
 
         return jax.lax.fori_loop(0, self.nblocks, body, init)
 
+    def read_blocks(self, read, got: jax.Array, like: jax.Array) -> jax.Array:
+        """``read`` (of ``(k, D)`` positions: ``(k, ...)`` values like ``like``'s rows) at every received particle
+        of ``got``, in a buffer like the receive buffer (zeros in the empty slots); blocks past the fullest chunk
+        are not read. Only the read is conditional: each block is written in place outside the ``cond`` (a write
+        inside a branch copies the whole buffer)."""
+        rest = like.shape[1:]
+        zero = jnp.zeros((self.p * self.rows,) + rest, like.dtype)
+
+        def body(b, acc):  # acc: (p, width, ...), so that the write is in place (no reshape around it)
+            v = jax.lax.cond(b * self.rows < self.filled, lambda: read(self.rows_of(got, b)), lambda: zero)
+            return jax.lax.dynamic_update_slice_in_dim(acc, v.reshape((self.p, self.rows) + rest), b * self.rows, 1)
+
+        out = jax.lax.fori_loop(0, self.nblocks, body, jnp.zeros((self.p, self.width) + rest, like.dtype))
+        return out.reshape((self.size,) + rest)
+
     def rows_of(self, buf: jax.Array, b) -> jax.Array:
         """Rows ``[b rows, (b + 1) rows)`` of every sender's chunk of ``buf`` (``(size, ...)``): ``(p rows, ...)``."""
         x = buf.reshape((self.p, self.width) + buf.shape[1:])
         x = jax.lax.dynamic_slice_in_dim(x, b * self.rows, self.rows, axis=1)
         return x.reshape((self.p * self.rows,) + buf.shape[1:])
-
-    def into_rows(self, buf: jax.Array, v: jax.Array, b) -> jax.Array:
-        """``buf`` with :meth:`rows_of` block ``b`` replaced by ``v`` (in place)."""
-        x = buf.reshape((self.p, self.width) + buf.shape[1:])
-        v = v.reshape((self.p, self.rows) + buf.shape[1:])
-        return jax.lax.dynamic_update_slice_in_dim(x, v, b * self.rows, axis=1).reshape(buf.shape)
 
     def back(self, buf: jax.Array, names) -> jax.Array:
         """The adjoint of :meth:`send` for values: the receive buffer sent back, read at each particle's slot."""
@@ -208,9 +217,7 @@ def readout_body(f, pos, field: Field, kernel: str, cap: int):
         return vals.reshape(lead + vals.shape[1:]), jnp.zeros((), jnp.int32)
     route = _route(pos, field, kernel, cap)
     got = route.send(pos, field.names)
-    zero = jnp.zeros((route.size,) + fp.shape[1:], fp.dtype)
-    moved = route.back(route.in_blocks(lambda acc, b: route.into_rows(acc, read(route.rows_of(got, b)), b), zero),
-                       field.names)
+    moved = route.back(route.read_blocks(read, got, fp), field.names)
     local = route.local.reshape(route.local.shape + (1,) * (moved.ndim - 1))
     vals = jnp.where(local, read(pos), moved)
     return vals.reshape(lead + vals.shape[1:]), route.filled
