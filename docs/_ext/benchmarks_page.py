@@ -35,6 +35,11 @@ COMMANDS = {
     "solver_step_gpu_ab.json": "python benchmarks/solver_step.py --driver --platform auto (six runs, collected)",
     "solver_step_gpu_final.json": "python benchmarks/solver_step.py --driver --platform auto --tag _gpu_final",
     "walls.json": "python benchmarks/walls.py --cases CASE --rounds 1 --repeats 5",
+    "halo.json": "python benchmarks/halo.py",
+    "dedalus_walls.json": "python benchmarks/dedalus_walls.py --rounds 2 --steps 20 (Dedalus 3.0.5 in "
+                          "/tmp/dedalus-venv: the script's docstring says how)",
+    "small_runs.json": "python benchmarks/small_runs.py",
+    "pm_step.json": "python benchmarks/pm_step.py",
     "startup.json": "python benchmarks/startup.py --before CHECKOUT_BEFORE --only demo 'tgv 64^3 to t=2' 'ns 30^3' "
                     "'channel TS' 'no-slip convection' 'couette OS'",
     "channel/re_tau_180_gpu.json": "bash benchmarks/gpu_channel.sh OUT 150 250; python benchmarks/channel_reference.py "
@@ -118,15 +123,35 @@ def _machine(meta: dict) -> str:
         served = f"{preload} preloaded" if preload != "none" else "malloc of the C library"
         settings = "".join(f", {k}={v}" for k, v in alloc.get("settings", {}).items())
         parts.append(f"host allocator: {served} ({alloc.get('libc', 'unknown')}{settings})")
-    for key in ("load_average_1min", "load_average_1min_start_end", "load_avg"):
+    for key in ("load_average_1min", "load_average_1min_start_end", "load_avg", "load_average_1min_during_timing"):
         if key in meta:
             value = meta[key]
-            shown = ", ".join(_fmt(x) for x in value[:3]) if isinstance(value, list) else _fmt(value)
+            if isinstance(value, list) and len(value) > 3:  # sampled through the run
+                shown = f"{_fmt(min(value))} to {_fmt(max(value))}"
+            else:
+                shown = ", ".join(_fmt(x) for x in value[:3]) if isinstance(value, list) else _fmt(value)
             parts.append(f"load average {shown}")
+    before, after = _one_minute(meta, "before"), _one_minute(meta, "after")
+    if before is not None or after is not None:
+        parts.append(f"load average (1 min) {_fmt(before)} before, {_fmt(after)} after")
     if isinstance(meta.get("load_average_1min_range"), list):
         low, high = meta["load_average_1min_range"][:2]
         parts.append(f"load average (1 min) {_fmt(low)} to {_fmt(high)} over the run")
     return "; ".join(parts) or "not recorded"
+
+
+def _one_minute(meta: dict, when: str) -> float | None:
+    """The 1-minute load average a result recorded ``when`` ("before" or "after") its measurements: ``uptime``'s
+    line under ``load`` (``benchmarks/_timing.run_info``), or the three averages as ``load_before``/``load_after``."""
+    value = (meta.get("load") or {}).get(when) if isinstance(meta.get("load"), dict) else meta.get(f"load_{when}")
+    if isinstance(value, list) and value:
+        return float(value[0])
+    if isinstance(value, str) and "load average" in value:
+        try:
+            return float(value.split("load average")[1].lstrip(":s ").split(",")[0])
+        except ValueError:
+            return None
+    return None
 
 
 def _table(rows: list[dict]) -> list[str]:
