@@ -70,11 +70,16 @@ def paint_corners(out: jax.Array, pos: jax.Array, v: jax.Array, kernel: str, sha
     return jax.lax.fori_loop(0, corners(kernel, pos.shape[-1]), body, out)
 
 
-def read_corners(fp: jax.Array, pos: jax.Array, kernel: str, shape: tuple[int, ...], cell: Cell) -> jax.Array:
-    """The flat padded block ``fp`` (``(cells,)`` or ``(cells, C)``) interpolated at ``pos``: ``(m,)`` or ``(m, C)``."""
+def read_corners(fp: jax.Array, pos: jax.Array, kernel: str, shape: tuple[int, ...], cell: Cell,
+                 into: jax.Array | None = None, where: jax.Array | None = None) -> jax.Array:
+    """The flat padded block ``fp`` (``(cells,)`` or ``(cells, C)``) interpolated at ``pos``: ``(m,)`` or ``(m, C)``;
+    added to ``into`` (zeros if None), and only where the ``(m,)`` mask ``where`` holds (everywhere if None)."""
     def body(c, acc):
         idx, k = corner(*jax.lax.optimization_barrier((pos, c)), kernel, shape, cell)
+        if where is not None:
+            k = jnp.where(where, k, 0)
         return acc + fp[idx] * k.reshape(k.shape + (1,) * (fp.ndim - 1))
 
-    zero = jnp.zeros((pos.shape[0],) + fp.shape[1:], fp.dtype)
-    return jax.lax.fori_loop(0, corners(kernel, pos.shape[-1]), body, zero)
+    if into is None:
+        into = jnp.zeros((pos.shape[0],) + fp.shape[1:], fp.dtype)
+    return jax.lax.fori_loop(0, corners(kernel, pos.shape[-1]), body, into)

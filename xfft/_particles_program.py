@@ -218,8 +218,8 @@ def readout_body(f, pos, field: Field, kernel: str, cap: int):
     route = _route(pos, field, kernel, cap)
     got = route.send(pos, field.names)
     moved = route.back(route.read_blocks(read, got, fp), field.names)
-    local = route.local.reshape(route.local.shape + (1,) * (moved.ndim - 1))
-    vals = jnp.where(local, read(pos), moved)
+    # the particles this device owns read here, into the values the others brought back (zeros in their rows)
+    vals = read_corners(fp, pos, kernel, shape, cell, into=moved, where=route.local)
     return vals.reshape(lead + vals.shape[1:]), route.filled
 
 
