@@ -47,9 +47,12 @@ class _Route:
         self.slot = jnp.zeros_like(slot).at[order].set(slot, unique_indices=True)  # each particle's slot
         self.filled = (jax.lax.pmax(self.need, names) if names else self.need)  # rows of any chunk that hold one
 
-    def send(self, v: jax.Array, names) -> jax.Array:
-        """Each particle's ``v`` (leading axis) in its slot of the send buffer, exchanged: the receive buffer."""
-        buf = jnp.zeros((self.size,) + v.shape[1:], v.dtype).at[self.slot].set(v, mode="drop", unique_indices=True)
+    def send(self, v: jax.Array, names, after: jax.Array | None = None) -> jax.Array:
+        """Each particle's ``v`` (leading axis) in its slot of the send buffer, exchanged: the receive buffer; sent
+        once ``after`` has been computed (readout: once the field is there, so that the buffers are not alive
+        through the computation of the field in the same program)."""
+        buf = _zeros_after((self.size,) + v.shape[1:], v.dtype, self.slot if after is None else after)
+        buf = buf.at[self.slot].set(v, mode="drop", unique_indices=True)
         return jax.lax.all_to_all(buf, names, 0, 0, tiled=True)
 
     def in_blocks(self, step, init):
@@ -67,13 +70,12 @@ class _Route:
         are not read. Only the read is conditional: each block is written in place outside the ``cond`` (a write
         inside a branch copies the whole buffer)."""
         rest = like.shape[1:]
-        zero = jnp.zeros((self.p * self.rows,) + rest, like.dtype)
-
         def body(b, acc):  # acc: (p, width, ...), so that the write is in place (no reshape around it)
-            v = jax.lax.cond(b * self.rows < self.filled, lambda: read(self.rows_of(got, b)), lambda: zero)
+            v = jax.lax.cond(b * self.rows < self.filled, lambda: read(self.rows_of(got, b)),
+                             lambda: jnp.zeros((self.p * self.rows,) + rest, like.dtype))  # (made in the branch)
             return jax.lax.dynamic_update_slice_in_dim(acc, v.reshape((self.p, self.rows) + rest), b * self.rows, 1)
 
-        out = jax.lax.fori_loop(0, self.nblocks, body, jnp.zeros((self.p, self.width) + rest, like.dtype))
+        out = jax.lax.fori_loop(0, self.nblocks, body, _zeros_after((self.p, self.width) + rest, like.dtype, got))
         return out.reshape((self.size,) + rest)
 
     def rows_of(self, buf: jax.Array, b) -> jax.Array:
@@ -86,6 +88,13 @@ class _Route:
         """The adjoint of :meth:`send` for values: the receive buffer sent back, read at each particle's slot."""
         buf = jax.lax.all_to_all(buf, names, 0, 0, tiled=True)
         return buf.at[self.slot].get(mode="fill", fill_value=0, unique_indices=True)
+
+
+def _zeros_after(shape: tuple[int, ...], dtype, after: jax.Array) -> jax.Array:
+    """Zeros, made once ``after`` has been computed (``0 * after[0]`` added: no cost, and a data dependency). A
+    buffer of constant zeros has no operands, so XLA's scheduler may make it at the start of the program and keep
+    it alive through everything before its use (a whole receive buffer through the FFTs of a PM step)."""
+    return jnp.zeros(shape, dtype) + (0 * after.ravel()[0]).astype(dtype)
 
 
 #: rows of the receive buffer painted or read at a time (per sender): blocks past the fullest chunk are skipped
@@ -216,7 +225,7 @@ def readout_body(f, pos, field: Field, kernel: str, cap: int):
         vals = read(pos)
         return vals.reshape(lead + vals.shape[1:]), jnp.zeros((), jnp.int32)
     route = _route(pos, field, kernel, cap)
-    got = route.send(pos, field.names)
+    got = route.send(pos, field.names, after=fp)
     moved = route.back(route.read_blocks(read, got, fp), field.names)
     # the particles this device owns read here, into the values the others brought back (zeros in their rows)
     vals = read_corners(fp, pos, kernel, shape, cell, into=moved, where=route.local)
