@@ -93,8 +93,10 @@ class _Route:
 def _zeros_after(shape: tuple[int, ...], dtype, after: jax.Array) -> jax.Array:
     """Zeros, made once ``after`` has been computed (``0 * after[0]`` added: no cost, and a data dependency). A
     buffer of constant zeros has no operands, so XLA's scheduler may make it at the start of the program and keep
-    it alive through everything before its use (a whole receive buffer through the FFTs of a PM step)."""
-    return jnp.zeros(shape, dtype) + (0 * after.ravel()[0]).astype(dtype)
+    it alive through everything before its use (a whole receive buffer through the FFTs of a PM step). In floating
+    point (an integer product with 0 XLA folds away), and 0 where ``after[0]`` is not finite (no NaN let in)."""
+    d = jnp.real(after.ravel()[0]).astype(jnp.float32)
+    return jnp.zeros(shape, dtype) + jnp.where(jnp.isfinite(d), 0 * d, 0).astype(dtype)
 
 
 #: rows of the receive buffer painted or read at a time (per sender): blocks past the fullest chunk are skipped
