@@ -39,11 +39,14 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from ._launch_faults import ENV_FAULT_LOG, cause, faults
+from ._launch_faults import note_fault as note_fault  # (xfft.distributed's fail-fast hook calls it)
 from ._launch_output import _end_open_line, _Pump
 
 __all__ = ["free_port", "launch", "main", "rank_env", "split_native_stdout", "verbose_from_env"]
@@ -54,6 +57,8 @@ ENV_VERBOSE = "XFFT_VERBOSE"
 #: ``"fd:pid"``: the file descriptor, in a rank, of its pipe for native code's stdout, and the launcher's process
 #: id (see :func:`split_native_stdout`)
 ENV_NATIVE_FD = "XFFT_NATIVE_STDOUT_FD"
+#: seconds the launcher gathers further failures after the first, before it names the cause
+CAUSE_WINDOW_S = 1.0
 
 
 
@@ -229,6 +234,8 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
     procs: list[subprocess.Popen] = []
     pumps: list[threading.Thread] = []
     start = time.monotonic()
+    fd, fault_log = tempfile.mkstemp(prefix="xfft-launch-faults-")  # where failing ranks note when (note_fault)
+    os.close(fd)
 
     def waiter(rank: int, proc: subprocess.Popen) -> None:
         code = proc.wait()
@@ -240,6 +247,7 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
             try:
                 proc_env = rank_env(rank, nprocs, coordinator, devices_per_process, platform, env, ranks_per_gpu)
                 proc_env[ENV_NATIVE_FD] = f"{native_w}:{os.getpid()}"
+                proc_env[ENV_FAULT_LOG] = fault_log
                 proc = subprocess.Popen(cmd, env=proc_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, start_new_session=True, pass_fds=(native_w,))
             except BaseException:
@@ -269,15 +277,26 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
                 break
             done += 1
             if code != 0:
-                # Ranks that die together can be reported out of order: the earliest exit is the cause.
-                first = [(t, rank, code)]
-                with contextlib.suppress(queue.Empty):
-                    while True:
-                        r2, c2, t2 = events.get(timeout=0.05)
-                        done += 1
-                        if c2 != 0:
-                            first.append((t2, r2, c2))
-                t, rank, code = min(first)
+                # Ranks that die together are seen out of order (each exit is timed by a thread of this
+                # process): gather the failures of the next moment, then name the cause.
+                failed = [(t, rank, code)]
+                until = time.monotonic() + CAUSE_WINDOW_S
+                while done < nprocs and time.monotonic() < until:
+                    try:
+                        r2, c2, t2 = events.get(timeout=max(0.0, until - time.monotonic()))
+                    except queue.Empty:
+                        break
+                    done += 1
+                    if c2 != 0:
+                        failed.append((t2, r2, c2))
+                noted = faults(fault_log)
+                first_noted = min(noted, key=noted.get) if noted else None
+                if first_noted is not None and first_noted not in {r for _, r, _ in failed}:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        procs[first_noted].wait(timeout=2)  # (failing, but its exit is slower than its victims')
+                    if procs[first_noted].poll() not in (None, 0):
+                        failed.append((time.monotonic(), first_noted, procs[first_noted].returncode))
+                t, rank, code = cause(failed, noted)
                 others = [r for r, p in enumerate(procs) if p.poll() is None]
                 say(f"rank {rank} {_describe(code)} after {t - start:.1f} s; stopping ranks {others}")
                 status = _exit_status(code)
@@ -302,6 +321,8 @@ def launch(script: str, args: Sequence[str] = (), *, nprocs: int = 2, devices_pe
                 p.wait(timeout=5)
         for t in pumps:
             t.join(timeout=2)
+        with contextlib.suppress(OSError):
+            os.unlink(fault_log)
     if status == 0:
         say(f"all {nprocs} ranks exited 0 in {time.monotonic() - start:.1f} s")
     elif status not in (TIMEOUT_EXIT, INTERRUPT_EXIT):

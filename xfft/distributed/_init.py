@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from ..launch import split_native_stdout
+from ..launch import note_fault, split_native_stdout
 from ._detect import ClusterSpec, _int, detect
 
 #: Defaults of :func:`initialize` (seconds; JAX's own are 300 / 100 / 300). The environment variables
@@ -39,6 +39,8 @@ def install_excepthook(exit_code: int = 1) -> None:
 
     def hook(etype, value, tb) -> None:
         try:
+            if _SPEC is not None and _SPEC.multi_process:
+                note_fault(_SPEC.process_id)  # (xfft.launch names the rank that failed first)
             sys.stdout.flush()
             msg = "".join(traceback.format_exception(etype, value, tb))
             sys.stderr.write(f"{_rank_tag()} uncaught {etype.__name__}; exiting with code {exit_code} so the "
