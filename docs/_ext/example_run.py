@@ -3,8 +3,8 @@
 ``python docs/_ext/example_run.py EXAMPLE.py OUT.png``: prints what the example prints, and draws the last state its
 ``solvers.simulate`` call returned: the fields of ``equation.physical_fields`` on the grid's points (a 2D field as an
 image, a profile along the first axis otherwise), or, for particles (a state with ``positions`` and
-``velocities``), their phase space along the first axis. Used by the gallery (``examples_page``), in a process of
-its own.
+``velocities``), their phase space along the first axis, coloured by weight where the weights differ. Used by the
+gallery (``examples_page``), in a process of its own.
 """
 
 import importlib.util
@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import solvers  # noqa: E402
+from solvers.particles import plot_phase_space  # noqa: E402
 
 MAX_POINTS = 20000  # particles drawn at most (an even subsample)
 
@@ -25,10 +26,10 @@ MAX_POINTS = 20000  # particles drawn at most (an even subsample)
 def _particles(state, t, out):
     x = np.asarray(state.positions)[:, 0]
     v = np.asarray(state.velocities)[:, 0]
+    w = None if getattr(state, "weights", None) is None else np.asarray(state.weights)
     keep = slice(None, None, max(1, x.size // MAX_POINTS))
-    fig, ax = plt.subplots(figsize=(6, 3.4))
-    ax.scatter(x[keep], v[keep], s=0.5, c="k", alpha=0.4, linewidths=0)
-    ax.set(xlabel="position $x_1$", ylabel="velocity $v_1$", title=f"phase space, t = {t:g}")
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    plot_phase_space(ax, x[keep], v[keep], None if w is None else w[keep], title=f"phase space, t = {t:g}")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 

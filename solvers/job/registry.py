@@ -22,7 +22,7 @@ from ..equations.rayleigh_benard import K_CRITICAL, K_CRITICAL_NO_SLIP
 from ..grids import wall_grid
 from ..model import Param
 from ..outputs import PlotSpec, wall_units
-from ..particles import ComovingNBody, VlasovPoisson
+from ..particles import ComovingNBody, PhaseSpace, PowerSpectrum, VlasovPoisson
 from ..particles import periodic_grid as particle_grid
 from .spec import RunSpec, complex_periodic_grid
 
@@ -181,13 +181,18 @@ _SPECS = [
             "two-stream; --n NX [NY NZ] mesh cells, --param particles=N; box in Debye lengths)", ndims=(1, 2, 3),
             integrator="leapfrog", grid=_particle_grid, box=lambda ndim, params: (4 * math.pi,) * ndim,
             points=False, plot=PlotSpec("delta", "density contrast delta", "density.png",
-                                        energy_label="kinetic energy", history=("field_energy",), history_log=True)),
+                                        energy_label="kinetic energy", history=("field_energy",), history_log=True,
+                                        panels=(PhaseSpace(position_label=r"$x_1 / \lambda_D$",
+                                                           velocity_label=r"$v_1 / v_{th}$"),))),
     RunSpec("comoving-nbody", ComovingNBody, "cold dark matter: particle-mesh N-body in comoving coordinates, "
             "Einstein-de Sitter (time: the scale factor, from the initial condition's a0 to --t-end; --dt: its "
             "step; --n mesh cells, one particle per cell by default)", ndims=(3, 2), integrator="leapfrog", dt=0.01,
             grid=_particle_grid, box=lambda ndim, params: (1.0,) * ndim, points=False,
             plot=PlotSpec("delta", "density contrast delta", "density.png", energy_label="kinetic energy",
-                          history=("field_energy",), history_log=True)),
+                          history=("field_energy",), history_log=True, time_label="a",
+                          panels=(PhaseSpace(position_label="comoving position $x_1$",
+                                             velocity_label=r"momentum $p_1 = a^2\,dx_1/dt$"),
+                                  PowerSpectrum(growth=ComovingNBody.growth_factor)))),
     RunSpec("couette", Couette, "plane Couette flow between walls y = -1, 1 moving at u = -1, +1 (--n NY NX [NZ]: "
             "Chebyshev tau in y, Fourier in x, z; velocity-vorticity form)", ndims=(2, 3), integrator="imex",
             grid=_channel_grid, box=_channel_box, plot=_WALL_PLOT, energy_bound=_couette_bound,

@@ -4,8 +4,9 @@ that draws a run's (:class:`Plots`, :class:`PlotSpec`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -30,15 +31,16 @@ def _figure(ncols: int = 1, width: float = 5.0):
 
 
 def plot_history(ax, rows: list[dict], energy_label: str = "energy E", extra: Sequence[str] = (),
-                 extra_log: bool = False) -> None:
+                 extra_log: bool = False, time_label: str = "t") -> None:
     """Energy vs time, with the dissipation (as ``2 nu Z`` and as ``-dE/dt``) where the rows have it; the title
     names what is drawn, ``energy_label`` what the ``energy`` column is (``"kinetic energy E"``, ``"free energy
     F"``, ...). ``extra``: other columns drawn on a second axis instead of the dissipation (log scale where
-    ``extra_log``: e.g. a perturbation energy growing beneath a laminar one, or Nusselt numbers)."""
+    ``extra_log``: e.g. a perturbation energy growing beneath a laminar one, or Nusselt numbers). ``time_label``:
+    the horizontal axis's label (what the ``t`` column is: ``"scale factor a"`` for a comoving run)."""
     t = np.array([float(r["t"]) for r in rows])
     e = np.array([float(r["energy"]) for r in rows])
     ax.plot(t, e, "C0-", label=energy_label)
-    ax.set_xlabel("t")
+    ax.set_xlabel(time_label)
     ax.set_ylabel(energy_label, color="C0")
     extra = [c for c in extra if c in rows[0]]
     if extra and len(t) > 1:
@@ -142,23 +144,28 @@ def plot_slice(ax, field: np.ndarray, label: str, axes: PlotAxes | None = None) 
 def write_plots(out: str | os.PathLike, history: list[dict], spectra: list[dict], field: tuple | None,
                 dk: float = 1.0, title: str = "", field_file: str = "vorticity.png",
                 slope: float | None = None, energy_label: str = "energy E", extra: Sequence[str] = (),
-                extra_log: bool = False) -> list[Path]:
+                extra_log: bool = False, time_label: str = "t",
+                panels: Sequence[tuple[str, Callable]] = ()) -> list[Path]:
     """Write ``energy.png`` (the ``energy`` column, labelled ``energy_label``), ``spectrum.png`` (with a
-    ``k^slope`` guide if given), the slice ``field_file`` and ``summary.png`` (all three) into ``out``.
+    ``k^slope`` guide if given), the slice ``field_file``, the ``panels`` and ``summary.png`` (all of them) into
+    ``out``.
 
     ``field`` is a plane: ``(label, array)``, or ``(label, array, axes)`` with the slice's axis names and true
-    coordinates (see :func:`plot_slice`); None: no slice. ``extra``/``extra_log``: see :func:`plot_history`. Empty
-    ``history`` or ``spectra`` (an equation without a spectrum) draw no panel.
+    coordinates (see :func:`plot_slice`); None: no slice. ``extra``/``extra_log``/``time_label``: see
+    :func:`plot_history`. ``panels``: more figures, ``(file name, draw(ax))`` each. Empty ``history`` or
+    ``spectra`` (an equation without a spectrum) draw no panel.
     """
     out = Path(out)
     written = []
-    panels = []
+    extra_panels, panels = list(panels), []
     if history:
-        panels.append(("energy.png", lambda ax: plot_history(ax, history, energy_label, extra, extra_log)))
+        panels.append(("energy.png",
+                       lambda ax: plot_history(ax, history, energy_label, extra, extra_log, time_label)))
     if spectra:
         panels.append(("spectrum.png", lambda ax: plot_spectrum(ax, spectra, dk, slope)))
     if field is not None and np.all(np.isfinite(field[1])):
         panels.append((field_file, lambda ax: plot_slice(ax, field[1], field[0], *field[2:3])))
+    panels += extra_panels
     for name, draw in panels:
         fig, (ax,) = _figure()
         draw(ax)
@@ -192,6 +199,13 @@ class PlotSpec:
       spectrum_slope: the exponent of a power-law guide on the spectrum plot (None: no guide).
       history, history_log: diagnostics drawn beside the energy on a second axis (log scale), e.g. the perturbation
         energy of a wall flow whose laminar part dominates, or the Nusselt numbers of convection.
+      time_label: what the run's time is, on the history's axis and in the summary's title (``"a"``: a comoving
+        run's scale factor).
+      panels: more figures, each an object with ``file`` (its PNG's name), ``sample(equation, state)`` (what it
+        needs of a state, as host data: called on every process with the first and the last state of the run, so
+        it may run a compiled program over the mesh) and ``draw(ax, samples, time_label)`` (``samples``: the
+        ``(t, data)`` of the first and the last state; the lead process draws), e.g. the phase space and the power
+        spectrum of a particle run (:class:`solvers.particles.PhaseSpace`, :class:`solvers.particles.PowerSpectrum`).
     """
 
     field: str | None = None
@@ -204,6 +218,8 @@ class PlotSpec:
     spectrum_slope: float | None = None
     history: tuple[str, ...] = ()
     history_log: bool = False
+    time_label: str = "t"
+    panels: tuple = ()
 
 
 def plane_layout(grid, spec: PlotSpec) -> tuple[int | None, int, bool, str, PlotAxes | None]:
@@ -281,9 +297,11 @@ class Plots(Output):
         self.written: list[Path] = []
         self.lead = True
         self.equation = None
+        self.first: list = []
 
     def start(self, run: RunInfo, event: Event) -> None:
         self.equation, self.lead = run.equation, run.lead
+        self.first = [(event.t, p.sample(self.equation, event.state)) for p in self.spec.panels]
 
     def on_rows(self, rows: list[Row]) -> None:
         for r in rows:
@@ -303,14 +321,19 @@ class Plots(Output):
             values = np.asarray(jax.device_get(jax.jit(draw)(event.state)))  # every process: a collective
             _, _, _, label, axes = plane_layout(grid, spec)
             field = (label, values) + ((axes,) if axes is not None else ())
+        last = [(event.t, p.sample(self.equation, event.state)) for p in self.spec.panels]
         if not self.lead:
             return
         history, spectra = self.history, self.spectra
         if (self.directory / "diagnostics.csv").exists():
             history = read_csv(self.directory / "diagnostics.csv")
             spectra = read_csv(self.directory / "spectra.csv") if (self.directory / "spectra.csv").exists() else []
-        title = f"{self.title}, t={event.t:.3g}" if self.title else f"t={event.t:.3g}"
+        when = f"{self.spec.time_label}={event.t:.3g}"
+        title = f"{self.title}, {when}" if self.title else when
+        panels = [(p.file, partial(p.draw, samples=[first, now], time_label=self.spec.time_label))
+                  for p, first, now in zip(self.spec.panels, self.first, last)]
         self.written = write_plots(self.directory, history, spectra, field, dk=getattr(grid, "dk", 1.0),
                                    title=title, field_file=self.spec.file, slope=self.spec.spectrum_slope,
                                    energy_label=self.spec.energy_label, extra=self.spec.history,
-                                   extra_log=self.spec.history_log)
+                                   extra_log=self.spec.history_log, time_label=self.spec.time_label,
+                                   panels=panels)

@@ -39,7 +39,11 @@ class ParticleMesh:
         block of the device holding them. None: the exchange.
       deconvolve: divide the potential by the square of the kernel's window ``prod_d sinc(k_d dx_d / 2)^p`` (``p``
         = 1, 2, 3 for NGP, CIC, TSC), undoing the smoothing of paint and readout: the force of long waves is then
-        exact to ``O((k dx)^4)`` instead of ``O((k dx)^2)`` (the linear growth of a PM run's large scales).
+        exact to ``O((k dx)^4)`` instead of ``O((k dx)^2)`` (the linear growth of a PM run's large scales). It
+        also amplifies the force of the mesh's shortest waves, where the window is small (CIC's square is 0.16
+        per axis at the Nyquist wavenumber, its inverse ~200 at a corner of the spectrum): with CIC a
+        gravitating run grows a checkerboard at the mesh's scale; with TSC the measured runs did not (the corner
+        mode stayed at round-off; :class:`~solvers.particles.ComovingNBody`).
 
     Attributes:
       shape, box_length, ndim, cell (the cell size per axis), sharding (the mesh fields' sharding, None on one
