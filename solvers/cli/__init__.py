@@ -128,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         e = f", E = {final['energy']:.8g}" if "energy" in final else ""
         if summary.get("stopped"):
             print(f"{PROG}: {summary['stopped']}", flush=True)
-        print(f"done: {summary['steps']} steps to t = {summary['t']:.6g}{e} on {summary['devices']} devices "
-              f"{summary['mesh']} in {summary['wall_s']:.1f} s; outputs in {summary['config']['out']}", flush=True)
+        print(f"done: {summary['steps']} steps to {summary.get('time', 't')} = {summary['t']:.6g}{e} on "
+              f"{summary['devices']} devices {summary['mesh']} in {summary['wall_s']:.1f} s; outputs in "
+              f"{summary['config']['out']}", flush=True)
     return 0

@@ -114,7 +114,7 @@ def run(cfg: RunConfig | Plan, mesh=None, outputs: Sequence[Output] = (), *, y0=
         except BlowUpError as e:
             ck = job["checkpoint"]
             raise BlowUpError(e.step, e.t, e.reason, ck.last, ck.directory) from None
-    summary = {"steps": sol.step, "t": sol.t, "steps_this_run": sol.steps_taken,
+    summary = {"steps": sol.step, "t": sol.t, "time": res.spec.plot.time_label, "steps_this_run": sol.steps_taken,
                "wall_s": time.perf_counter() - started, "devices": int(grid.mesh.size),
                "processes": jax.process_count(),
                "mesh": dict(zip(grid.mesh.axis_names, map(int, grid.mesh.axis_sizes))),
@@ -200,7 +200,7 @@ def _outputs(cfg: RunConfig, res: Plan, parts: Built, resumed: bool) -> dict[str
         out["relaminarization"] = RelaminarizationStop(**watch, every=cfg.diag_every)
     out["signals"] = StopOnSignal()  # SIGTERM/SIGINT: stop at the next segment, outputs finished
     if cfg.progress:
-        out["progress"] = Progress()
+        out["progress"] = Progress(time_label=res.spec.plot.time_label)
     return out
 
 

@@ -69,16 +69,20 @@ def test_a_power_spectrum_panel_draws_the_start_grown_by_linear_theory():
     np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [1.0, 3.0])
 
 
-def test_the_command_line_draws_phase_space_and_power_spectrum_against_the_scale_factor(tmp_path):
+def test_the_command_line_draws_phase_space_and_power_spectrum_against_the_scale_factor(tmp_path, capsys):
     """``python -m solvers run comoving-nbody`` (2D, in this process) writes the phase space and the power spectrum
-    beside the energy and the density, and its time is the scale factor ``a``; a plasma run writes its phase space
-    (no power spectrum: no growth to compare with)."""
+    beside the energy and the density, and its time is the scale factor ``a`` (the plots, the closing line,
+    ``run.json``); a plasma run writes its phase space (no power spectrum: no growth to compare with)."""
+    import json
+
     from solvers.cli import main
     from solvers.job import REGISTRY
 
     out = tmp_path / "nb"
     assert main(["run", "comoving-nbody", "--n", "16", "8", "--ic", "gaussian", "--t-end", "0.2", "--dtype",
                  "float64", "--out", str(out), "--no-progress"]) == 0
+    assert "done: 10 steps to a = 0.2," in capsys.readouterr().out
+    assert json.loads((out / "run.json").read_text())["time"] == "a"
     for png in ("energy.png", "density.png", "phase_space.png", "power_spectrum.png", "summary.png"):
         assert (out / png).stat().st_size > 10_000, png
     spec = REGISTRY["comoving-nbody"].plot

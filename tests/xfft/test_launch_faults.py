@@ -41,3 +41,31 @@ def test_fault_log_written_by_ranks_and_read_by_the_launcher(tmp_path, monkeypat
     monkeypatch.delenv(ENV_FAULT_LOG)
     note_fault(0)  # outside a launch: nothing, no error
     assert sorted(faults(str(log))) == [1, 3]
+
+
+def test_a_rank_ended_by_its_watchdog_notes_its_failure(tmp_path):
+    """A stuck rank's watchdog notes the rank in the fault log before it exits with 124: its peers then die of
+    the closed connection (and note their errors, and may exit first), and the launcher must name the stuck rank
+    (a fault test had named a peer)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    log = tmp_path / "faults"
+    script = textwrap.dedent("""
+        import time
+        from types import SimpleNamespace
+        import xfft.distributed._init as init
+        from xfft.distributed import Watchdog
+        init._SPEC = SimpleNamespace(multi_process=True, process_id=2, num_processes=4)  # as rank 2 of 4
+        Watchdog(0.3).start()
+        time.sleep(30)
+    """)
+    env = dict(os.environ, **{ENV_FAULT_LOG: str(log)})
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 124, done.stderr[-2000:]
+    assert "[xfft rank 2/4] watchdog: no progress" in done.stderr
+    noted = faults(str(log))
+    assert list(noted) == [2]
+    assert cause([(5.0, 1, 1), (5.1, 2, 124)], {**noted, 1: noted[2] + 0.5}) == (5.1, 2, 124)

@@ -27,6 +27,13 @@ def _rank_tag() -> str:
     return f"[xfft rank {spec.process_id}/{spec.num_processes}]"
 
 
+def note_own_fault() -> None:
+    """Note in :func:`xfft.launch.launch`'s fault log that this rank is failing now (so the launcher names it,
+    not a peer that dies of its failure and exits first); nothing outside a multi-process run."""
+    if _SPEC is not None and _SPEC.multi_process:
+        note_fault(_SPEC.process_id)
+
+
 def install_excepthook(exit_code: int = 1) -> None:
     """Make an uncaught exception end this process at once with ``exit_code`` (``os._exit``).
 
@@ -39,8 +46,7 @@ def install_excepthook(exit_code: int = 1) -> None:
 
     def hook(etype, value, tb) -> None:
         try:
-            if _SPEC is not None and _SPEC.multi_process:
-                note_fault(_SPEC.process_id)  # (xfft.launch names the rank that failed first)
+            note_own_fault()  # (xfft.launch names the rank that failed first)
             sys.stdout.flush()
             msg = "".join(traceback.format_exception(etype, value, tb))
             sys.stderr.write(f"{_rank_tag()} uncaught {etype.__name__}; exiting with code {exit_code} so the "

@@ -10,7 +10,7 @@ import threading
 import time
 
 from ._detect import _int
-from ._init import _rank_tag
+from ._init import _rank_tag, note_own_fault
 
 
 class Watchdog:
@@ -77,6 +77,7 @@ class Watchdog:
             idle = time.monotonic() - self._last
             if idle > self.timeout_s:
                 try:
+                    note_own_fault()  # before the peers' collectives fail on its exit (xfft.launch names it)
                     sys.stdout.flush()
                     sys.stderr.write(f"{_rank_tag()} watchdog: no progress for {idle:.1f} s (limit "
                                      f"{self.timeout_s:g} s, {self.kicks} kicks so far); this rank is stuck. "
