@@ -77,6 +77,12 @@ def _subsample(positions, velocities, weights, axis: int, stride: int, mesh):
     return take(positions[:, axis]), take(velocities[:, axis]), w
 
 
+@partial(jax.jit, static_argnums=0)
+def _contrast(mesh, positions, weights):
+    """``mesh.contrast`` as one program, compiled once per mesh (the first and the last state share it)."""
+    return mesh.contrast(positions, weights)
+
+
 @dataclass(frozen=True)
 class PhaseSpace:
     """A run's phase space along one axis at its end: a panel of :class:`solvers.PlotSpec`.
@@ -124,7 +130,7 @@ class PowerSpectrum:
 
     def sample(self, equation, state) -> dict[str, np.ndarray]:
         """``k`` and ``P`` of the density contrast of ``state`` (:func:`~solvers.particles.power_spectrum`)."""
-        delta = jax.jit(equation.mesh.contrast)(state.positions, state.weights)
+        delta = _contrast(equation.mesh, state.positions, state.weights)
         k, p = power_spectrum(delta, equation.grid.box_length)
         return {"k": k, "p": p}
 

@@ -49,3 +49,14 @@ def test_a_run_compiles_at_most_twelve_programs(tmp_path):
 def test_dry_run_compiles_nothing(tmp_path):
     programs, out = _programs(["channel", "--n", "33", "16", "16", "--dry-run"], tmp_path)
     assert "dry run" in out and programs == []
+
+
+def test_a_particle_run_with_its_plot_panels_compiles_each_program_once(tmp_path):
+    """A comoving N-body run draws a phase space and a power spectrum of its first and last states: their programs
+    (the subsample, the contrast, the shell sums) compile once each, shared by both states (the contrast had been
+    compiled twice, once per state)."""
+    programs, out = _programs(["comoving-nbody", "--n", "16", "8", "--ic", "gaussian", "--t-end", "0.15",
+                               "--out", "run"], tmp_path)
+    assert "done: 5 steps to a = 0.15" in out
+    assert len(programs) == len(set(programs)) and len(programs) <= LIMIT, programs
+    assert {"jit(_subsample)", "jit(_contrast)", "jit(_shell_sums)"} <= set(programs), programs
