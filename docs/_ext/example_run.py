@@ -3,11 +3,14 @@
 ``python docs/_ext/example_run.py EXAMPLE.py OUT.png``: prints what the example prints, and draws the last state its
 ``solvers.simulate`` call returned: the fields of ``equation.physical_fields`` on the grid's points (a 2D field as an
 image, a profile along the first axis otherwise), or, for particles (a state with ``positions`` and
-``velocities``), their phase space along the first axis, coloured by weight where the weights differ. Used by the
-gallery (``examples_page``), in a process of its own.
+``velocities``), their phase space along the first axis, coloured by weight where the weights differ; an example
+with a ``--plot FILE`` option draws its own figure instead. Used by the gallery (``examples_page``), in a process
+of its own.
 """
 
+import contextlib
 import importlib.util
+import io
 import sys
 
 import matplotlib
@@ -56,6 +59,14 @@ def _fields(eq, state, t, out):
     fig.savefig(out, dpi=110)
 
 
+def _has_plot_option(module) -> bool:
+    """Whether the example's command line has ``--plot FILE`` (its own figure)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
+        module.main(["--help"])
+    return "--plot" in buf.getvalue()
+
+
 def main(example: str, out: str) -> None:
     seen = {}
     simulate = solvers.simulate
@@ -69,6 +80,9 @@ def main(example: str, out: str) -> None:
     spec = importlib.util.spec_from_file_location("example", example)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    if _has_plot_option(module):  # the example draws the figure its readers expect
+        module.main(["--plot", out])
+        return
     module.main([])
     eq, sol = seen["equation"], seen["solution"]
     if hasattr(sol.state, "positions") and hasattr(sol.state, "velocities"):

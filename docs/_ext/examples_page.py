@@ -1,6 +1,6 @@
-"""The examples gallery: one page per ``examples/NAME.py``: its docstring, how to run it, what it prints and a picture
-of its final state (from a run with its defaults, ``example_run.py``, in a process of its own, repeated only when
-the example changes), its options and its code."""
+"""The examples gallery: one page per ``examples/NAME.py``: its docstring, how to run it, what it prints, a picture
+(its own ``--plot`` figure where it has one, else its final state) from a run with its defaults
+(``example_run.py``, in a process of its own, repeated only when the example changes), its options and its code."""
 
 from __future__ import annotations
 
@@ -67,8 +67,9 @@ def _page(path: Path, printed: str) -> str:
     lines += ["Run it", "------", "", ".. code-block:: bash", "", f"   python examples/{path.name}", "",
               "prints (with its defaults, on 8 CPU devices):", "", ".. code-block:: text", ""]
     lines += ["   " + line if line else "" for line in printed.rstrip().splitlines()]
-    lines += ["", f".. figure:: {path.stem}.png", "   :width: 90%", "",
-              "   The final state of that run, on the grid's points.", "",
+    caption = (f"The figure of that run: ``python examples/{path.name} --plot FILE``." if "--plot" in usage else
+               "The final state of that run, on the grid's points.")
+    lines += ["", f".. figure:: {path.stem}.png", "   :width: 90%", "", f"   {caption}", "",
               "Its options (``--help``):", "", ".. code-block:: text", ""]
     lines += ["   " + line if line else "" for line in usage.rstrip().splitlines()]
     lines += ["", "The code", "--------", "", f".. literalinclude:: ../../../examples/{path.name}",

@@ -61,3 +61,42 @@ def test_heat_robin_example_matches_the_exact_solution(capsys):
     error = ex.main(["--dt", "1e-3"])
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"max |T - T_exact| at t = 0.2: {error:.3e}"
     assert error < 1e-10
+
+
+def test_two_stream_says_where_it_saturates_and_refuses_a_run_too_short_for_its_fit(capsys):
+    """The closing line names the first maximum of ``|E_k|`` (or says the run ended still growing); a run that
+    ends before ``|E_k|`` has grown through the fitted window is refused, exit status 2, naming ``--t-end``."""
+    ex = _load("two_stream")
+    assert ex.saturation([0, 1, 2, 3, 4], [1e-3, 0.1, 0.3, 0.2, 0.25]) == "|E_k| stops growing at 0.300 (t = 2.0)"
+    assert "still growing at the end" in ex.saturation([0, 1, 2], [1e-3, 1e-2, 0.1])
+    with pytest.raises(SystemExit) as e:
+        ex.main(["--particles", "1024", "--cells", "32", "--t-end", "10"])
+    assert e.value.code == 2
+    assert "--t-end 10: |E_k| reached" in capsys.readouterr().err
+
+
+def test_landau_refuses_a_window_too_short_for_its_fit(capsys):
+    with pytest.raises(SystemExit) as e:
+        _load("landau_damping").main(["--particles", "1024", "--beams", "32", "--cells", "32", "--t-end", "5"])
+    assert e.value.code == 2
+    assert "--fit-from 4 to --t-end 5" in capsys.readouterr().err
+
+
+def test_zeldovich_plot_draws_the_particles_on_the_exact_curve_around_the_pancake(tmp_path):
+    """``--plot``: the particles' momenta against their positions, the positions shifted to put the pancake (at
+    0 = 1) in the middle, and the exact curve; at a = 0.3 the particles lie on it."""
+    import numpy as np
+
+    from solvers.particles import zeldovich_plane_wave
+
+    ex = _load("zeldovich")
+    ex.main(["--cells", "16", "--a-end", "0.3", "--da", "0.05", "--plot", str(tmp_path / "z.png")])
+    assert (tmp_path / "z.png").stat().st_size > 10_000
+    q = (np.arange(16) + 0.5) / 16
+    x, p = zeldovich_plane_wave(q, 0.3, 1.0, 2 * math.pi)
+    fig = ex.plot(tmp_path / "again.png", x % 1.0, p, 0.3)
+    dots, exact = fig.axes[0].get_lines()
+    np.testing.assert_allclose(dots.get_xdata(), (x + 0.5) % 1.0 - 0.5)
+    assert np.all(np.abs(dots.get_xdata()) <= 0.5)
+    xs, ps = exact.get_xdata(), exact.get_ydata()
+    np.testing.assert_allclose(np.interp(dots.get_xdata(), xs, ps), p, atol=1e-4 * np.max(np.abs(p)))
