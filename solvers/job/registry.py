@@ -182,8 +182,7 @@ _SPECS = [
             integrator="leapfrog", grid=_particle_grid, box=lambda ndim, params: (4 * math.pi,) * ndim,
             points=False, plot=PlotSpec("delta", "density contrast delta", "density.png",
                                         energy_label="kinetic energy", history=("field_energy",), history_log=True,
-                                        panels=(PhaseSpace(position_label=r"$x_1 / \lambda_D$",
-                                                           velocity_label=r"$v_1 / v_{th}$"),))),
+                                        panels=(PhaseSpace(),))),  # x_1, v_1 in the run's plasma units
     RunSpec("comoving-nbody", ComovingNBody, "cold dark matter: particle-mesh N-body in comoving coordinates, "
             "Einstein-de Sitter (time: the scale factor, from the initial condition's a0 to --t-end; --dt: its "
             "step; --n mesh cells, one particle per cell by default)", ndims=(3, 2), integrator="leapfrog", dt=0.01,
