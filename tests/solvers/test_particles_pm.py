@@ -79,7 +79,7 @@ def test_linear_growth_of_the_power_spectrum(growth):
 
 def test_the_contrast_grows_as_linear_theory_on_every_scale(growth):
     """The default kernel (TSC, its window deconvolved): the rms contrast grows by ``a1 / a0 = 4`` within 5%
-    (measured 3.88) and the mesh's corner mode stays at round-off. With CIC the deconvolution amplifies the mesh's
+    (measured 3.93) and the mesh's corner mode stays at round-off. With CIC the deconvolution amplifies the mesh's
     shortest waves: the rms grew 8-fold, the excess in a checkerboard (measured with ``kernel="cic"``), and the
     equation warns of it."""
     grid, eq, y0, y1, _ = growth
