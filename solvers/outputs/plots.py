@@ -282,6 +282,10 @@ class Plots(Output):
 
     Attributes:
       written: the files written.
+
+    Raises:
+      ValueError: ``every`` not a positive integer. TypeError: a panel of ``spec.panels`` without ``file``,
+        ``sample`` or ``draw``.
     """
 
     wants_spectrum = True
@@ -291,6 +295,11 @@ class Plots(Output):
             raise ValueError(f"Plots: every must be an integer >= 1, got {every!r}")
         self.directory = writable_directory(directory, "Plots")
         self.spec = spec or PlotSpec()
+        for panel in self.spec.panels:
+            missing = [a for a in ("file", "sample", "draw") if not hasattr(panel, a)]
+            if missing:
+                raise TypeError(f"Plots: a panel of PlotSpec.panels needs file, sample and draw; {panel!r} has no "
+                                f"{', '.join(missing)}")
         self.title, self.row_every = title, every
         self.history: list[dict] = []
         self.spectra: list[dict] = []

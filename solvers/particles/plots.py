@@ -15,6 +15,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from .analysis import power_spectrum
+from .equation import place_particles
 
 __all__ = ["PhaseSpace", "PowerSpectrum", "plot_phase_space", "plot_power_spectra"]
 
@@ -28,9 +29,15 @@ def plot_phase_space(ax, x, v, weights=None, *, box: float | None = None, xlabel
       ax: a matplotlib ``Axes``. x, v: one position and one velocity coordinate per particle. weights: the
         particles' weights, or None. box: the box's length along ``x`` (the horizontal range; None: the data's).
       xlabel, ylabel, title: the labels.
+
+    Raises:
+      ValueError: ``x``, ``v`` and ``weights`` of different lengths.
     """
-    x, v = np.asarray(x), np.asarray(v)
-    w = None if weights is None else np.asarray(weights)
+    x, v = np.ravel(np.asarray(x)), np.ravel(np.asarray(v))
+    w = None if weights is None else np.ravel(np.asarray(weights))
+    if v.size != x.size or (w is not None and w.size != x.size):
+        raise ValueError(f"plot_phase_space: x, v and weights must hold one value per particle, got {x.size}, "
+                         f"{v.size} and {None if w is None else w.size}")
     size = float(np.clip(4e4 / max(x.size, 1), 0.3, 6.0))  # dots that fill the plane without hiding it
     if w is not None and np.ptp(w) > 1e-6 * np.max(np.abs(w)):
         order = np.argsort(w)  # the heaviest drawn last, on top
@@ -59,19 +66,20 @@ def plot_power_spectra(ax, spectra: Sequence[tuple[str, Any, Any]], *, linear: t
     ax.legend(fontsize=8)
 
 
+def _check_file(owner: str, file) -> None:
+    if not isinstance(file, str) or not file.endswith(".png") or "/" in file:
+        raise ValueError(f"{owner}: file must be a PNG file name (no directory), got {file!r}")
+
+
 @partial(jax.jit, static_argnums=(3, 4, 5))
 def _subsample(positions, velocities, weights, axis: int, stride: int, mesh):
     """Every ``stride``-th particle of each device's share (its own: only the sample is gathered), coordinate
     ``axis``, replicated over ``mesh`` (None: one device)."""
     devices = 1 if mesh is None else mesh.size
+    replicated = None if devices == 1 else NamedSharding(mesh, PartitionSpec())
 
     def take(a):
-        a = a.reshape(devices, -1)[:, ::stride].reshape(-1)
-        if devices == 1:
-            return a
-        rep = NamedSharding(mesh, PartitionSpec())
-        explicit = any(t == jax.sharding.AxisType.Explicit for t in mesh.axis_types)
-        return jax.sharding.reshard(a, rep) if explicit else jax.lax.with_sharding_constraint(a, rep)
+        return place_particles(a.reshape(devices, -1)[:, ::stride].reshape(-1), replicated)
 
     w = None if weights is None else take(weights)
     return take(positions[:, axis]), take(velocities[:, axis]), w
@@ -91,6 +99,9 @@ class PhaseSpace:
       axis: the coordinate drawn (position against velocity along it). points: at most this many particles
         drawn (an even subsample of each device's share; only the sample leaves its device).
       position_label, velocity_label: the axes' labels. file: the PNG's name.
+
+    Raises:
+      ValueError: ``axis`` or ``points`` not an integer in range, ``file`` not a PNG file name.
     """
 
     axis: int = 0
@@ -99,9 +110,22 @@ class PhaseSpace:
     velocity_label: str = "velocity $v_1$"
     file: str = "phase_space.png"
 
+    def __post_init__(self):
+        for name in ("axis", "points"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "axis" else 1):
+                raise ValueError(f"PhaseSpace: {name} must be an integer >= {0 if name == 'axis' else 1}, got "
+                                 f"{value!r}")
+        _check_file("PhaseSpace", self.file)
+
     def sample(self, equation, state) -> dict[str, np.ndarray]:
-        """The sample of ``state``'s particles (host arrays ``x``, ``v``, ``w``), and the box along the axis."""
-        n = state.positions.shape[0]
+        """The sample of ``state``'s particles (host arrays ``x``, ``v``, ``w``), and the box along the axis.
+
+        Raises:
+          ValueError: :attr:`axis` is not an axis of the particles' space."""
+        n, ndim = state.positions.shape
+        if self.axis >= ndim:
+            raise ValueError(f"PhaseSpace: axis {self.axis} is not an axis of the {ndim}D particles' space")
         stride = max(1, math.ceil(n / max(self.points, 1)))
         x, v, w = jax.device_get(_subsample(state.positions, state.velocities, state.weights, self.axis, stride,
                                             equation.grid.mesh))
@@ -123,10 +147,18 @@ class PowerSpectrum:
     Args:
       growth: the linear growth factor ``D(t)`` (Einstein-de Sitter: ``D(a) = a``): the dashed line is
         ``(D(t1) / D(t0))^2 P(k, t0)``; None: no line. file: the PNG's name.
+
+    Raises:
+      TypeError: ``growth`` not callable. ValueError: ``file`` not a PNG file name.
     """
 
     growth: Callable[[float], float] | None = None
     file: str = "power_spectrum.png"
+
+    def __post_init__(self):
+        if self.growth is not None and not callable(self.growth):
+            raise TypeError(f"PowerSpectrum: growth must be a function D(t) or None, got {self.growth!r}")
+        _check_file("PowerSpectrum", self.file)
 
     def sample(self, equation, state) -> dict[str, np.ndarray]:
         """``k`` and ``P`` of the density contrast of ``state`` (:func:`~solvers.particles.power_spectrum`)."""

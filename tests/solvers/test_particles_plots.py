@@ -11,8 +11,17 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+import solvers
 import xfft
-from solvers.particles import ComovingNBody, PhaseSpace, PowerSpectrum, VlasovPoisson, periodic_grid, power_spectrum
+from solvers.particles import (
+    ComovingNBody,
+    PhaseSpace,
+    PowerSpectrum,
+    VlasovPoisson,
+    periodic_grid,
+    plot_phase_space,
+    power_spectrum,
+)
 
 
 def _axes():
@@ -89,3 +98,21 @@ def test_the_command_line_draws_phase_space_and_power_spectrum_against_the_scale
     assert spec.time_label == "a" and [type(p) for p in spec.panels] == [PhaseSpace, PowerSpectrum]
     assert [type(p) for p in REGISTRY["vlasov-poisson"].plot.panels] == [PhaseSpace]
 
+
+
+def test_panels_refuse_bad_arguments_naming_them(tmp_path):
+    with pytest.raises(ValueError, match="PhaseSpace: axis must be an integer >= 0"):
+        PhaseSpace(axis=-1)
+    with pytest.raises(ValueError, match="PhaseSpace: points must be an integer >= 1"):
+        PhaseSpace(points=0)
+    with pytest.raises(ValueError, match="PhaseSpace: file must be a PNG file name"):
+        PhaseSpace(file="out/phase.png")
+    with pytest.raises(TypeError, match="PowerSpectrum: growth must be a function"):
+        PowerSpectrum(growth=2.0)
+    with pytest.raises(ValueError, match="plot_phase_space: x, v and weights must hold one value per particle"):
+        plot_phase_space(_axes(), np.zeros(4), np.zeros(3))
+    with pytest.raises(TypeError, match="Plots: a panel of PlotSpec.panels needs file, sample and draw"):
+        solvers.Plots(tmp_path, solvers.PlotSpec("delta", panels=("phase space",)))
+    eq = VlasovPoisson(periodic_grid(32, 4 * math.pi, xfft.make_mesh("slab")), particles=1024)
+    with pytest.raises(ValueError, match="PhaseSpace: axis 1 is not an axis of the 1D particles' space"):
+        PhaseSpace(axis=1).sample(eq, eq.initial_state("landau"))
